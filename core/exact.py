@@ -1,0 +1,95 @@
+"""Exact integer and rational arithmetic shared by every mechanism (gmpy2 ``mpz``/``mpq``).
+
+No sampler decision in dpplug touches a float (Mironov 2012). Floats appear only when a value is
+*displayed*; :func:`display_ln` is the single place that turns an exact bound into one.
+"""
+
+from __future__ import annotations
+
+import bisect
+import math
+from collections.abc import Callable
+from numbers import Integral, Rational
+from typing import Any
+
+import gmpy2
+from gmpy2 import mpfr, mpq, mpz
+
+#: Bits of working precision for the directed-rounding bounds on e^x.
+_EXP_PRECISION = 256
+
+Rat = Any  # gmpy2.mpq (gmpy2 ships no type stubs)
+
+
+def as_rational(value: object) -> Rat:
+    """Return *value* as an exact ``mpq``; ``TypeError``/``ValueError`` if it is not a finite number.
+
+    Accepts ``int``, ``float`` (converted exactly: 0.1 becomes the dyadic rational nearest 0.1),
+    ``Fraction``, ``mpq``/``mpz`` and numpy scalars. Booleans and strings are rejected:
+    ``epsilon=True`` or ``epsilon="1"`` is a bug, not 1.
+    """
+    if isinstance(value, bool | str):
+        raise TypeError(f"a {type(value).__name__} is not a number")
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            raise ValueError(f"{value} is not finite")
+        return mpq(*value.as_integer_ratio())
+    if type(value).__name__ in ("mpq", "mpz"):
+        return mpq(value)
+    if isinstance(value, Integral):
+        return mpq(int(value))
+    if isinstance(value, Rational):
+        return mpq(int(value.numerator), int(value.denominator))
+    if hasattr(value, "dtype") and hasattr(value, "item"):  # numpy scalar
+        return as_rational(value.item())
+    raise TypeError(f"expected a number (int, float or Fraction), got {type(value).__name__}")
+
+
+def exp_lower(x: Rat, denominator_bits: int) -> Rat:
+    """A rational L = m / 2^denominator_bits with L ≤ e^x, as large as that form allows.
+
+    Computed with MPFR in round-down mode (correctly rounded), then floored onto the dyadic grid,
+    so the bound is rigorous: mechanisms calibrated with L are at most x-DP, never more.
+    """
+    with gmpy2.context(gmpy2.get_context(), precision=_EXP_PRECISION, round=gmpy2.RoundDown):
+        low = mpq(gmpy2.exp(mpfr(x)))
+    scale = mpz(1) << denominator_bits
+    return mpq(gmpy2.floor(low * scale), scale)
+
+
+def exp_upper(x: Rat, denominator_bits: int) -> Rat:
+    """A rational U = m / 2^denominator_bits with U ≥ e^x (round-up counterpart of :func:`exp_lower`)."""
+    with gmpy2.context(gmpy2.get_context(), precision=_EXP_PRECISION, round=gmpy2.RoundUp):
+        high = mpq(gmpy2.exp(mpfr(x)))
+    scale = mpz(1) << denominator_bits
+    return mpq(gmpy2.ceil(high * scale), scale)
+
+
+def ceil_div(a: int, b: int) -> int:
+    """⌈a / b⌉ for integers, b > 0."""
+    return -(-a // b)
+
+
+def ceil_log2(x: Rat) -> int:
+    """⌈log₂ x⌉ for a rational x > 0, exactly."""
+    x = mpq(x)
+    k = int(gmpy2.floor(x)).bit_length() - 1 if x >= 1 else -int(gmpy2.ceil(1 / x)).bit_length()
+    while mpq(2) ** k < x:
+        k += 1
+    while k > -(1 << 30) and mpq(2) ** (k - 1) >= x:
+        k -= 1
+    return k
+
+
+def display_ln(x: Rat) -> float:
+    """ln x as a float, for reports and messages only (never for a decision)."""
+    x = mpq(x)
+    return math.log(int(x.numerator)) - math.log(int(x.denominator))
+
+
+def smallest_at_least(g: Callable[[int], Any], lo: int, hi: int, u: Any) -> int:
+    """The smallest j in [lo, hi] with g(j) ≥ u, for non-decreasing g with g(hi) ≥ u.
+
+    This is the integer inverse-CDF step of Balcer–Vadhan (binary search over an exact scaled CDF).
+    """
+    return lo + bisect.bisect_left(range(lo, hi + 1), u, key=g)

@@ -1,0 +1,154 @@
+"""What a mechanism promises: its privacy :class:`Guarantee` and its :class:`Accuracy`.
+
+Privacy bounds are exact rationals. A pure-DP bound is stated as a rational bound on e^ε (for
+GeoSample it is (x+1)/x exactly), so every check compares rationals; the float ε is for display.
+The neighbouring relation is part of the guarantee, because the seed papers differ:
+Balcer–Vadhan replace one row (n public), Desfontaines et al. add or remove a user, and a
+counting-query sampler is private for counts that differ by one.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import Enum
+from typing import Any
+
+from gmpy2 import mpq
+
+from dpplug.exact import display_ln
+
+
+class Relation(str, Enum):
+    """Which inputs are neighbours."""
+
+    #: Two counts (or count vectors) that differ by at most the sensitivity: the relation of
+    #: a counting-query sampler (Balcer–Vadhan Def. 4.1), OpenDP's ``absolute_distance``.
+    COUNT = "count"
+    #: One privacy unit added or removed (Desfontaines et al.; OpenDP's ``symmetric_distance``).
+    ADD_REMOVE = "add-remove"
+    #: One row replaced by another, dataset size n fixed and public (Balcer–Vadhan).
+    REPLACE_ONE = "replace-one"
+
+
+@dataclass(frozen=True)
+class Neighbouring:
+    """A neighbouring relation with its contribution bounds.
+
+    ``sensitivity``: for :attr:`Relation.COUNT`, how far neighbouring counts may be apart.
+    ``max_partitions`` (ℓ₀) and ``max_contributions`` (ℓ∞): how many partitions one privacy unit
+    may touch and how much it may add to each; ``None`` where the relation does not use them.
+    """
+
+    relation: Relation
+    sensitivity: int = 1
+    max_partitions: int | None = None
+    max_contributions: int | None = None
+
+    def describe(self) -> str:
+        if self.relation is Relation.COUNT:
+            text = f"counts differing by at most {self.sensitivity}"
+        elif self.relation is Relation.ADD_REMOVE:
+            text = "add or remove one privacy unit"
+        else:
+            text = "replace one row (n fixed)"
+        bounds = []
+        if self.max_partitions is not None:
+            bounds.append(f"ℓ₀ ≤ {self.max_partitions}")
+        if self.max_contributions is not None:
+            bounds.append(f"ℓ∞ ≤ {self.max_contributions}")
+        return text + (f" ({', '.join(bounds)})" if bounds else "")
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "relation": self.relation.value,
+            "sensitivity": self.sensitivity,
+            "max_partitions": self.max_partitions,
+            "max_contributions": self.max_contributions,
+        }
+
+
+#: The relation under which every counting-query sampler states its guarantee.
+COUNT_SENSITIVITY_1 = Neighbouring(Relation.COUNT, sensitivity=1)
+
+
+@dataclass(frozen=True)
+class Guarantee:
+    """(ε, δ)-differential privacy with ε = ln(``exp_epsilon``) under ``neighbouring``.
+
+    ``exp_epsilon`` is an exact rational: every likelihood ratio of neighbouring outputs is at
+    most ``exp_epsilon`` (pure DP), or the hockey-stick divergence at ``exp_epsilon`` is at most
+    ``delta`` (approximate DP). ``delta`` is exact too (0 for pure DP).
+    """
+
+    exp_epsilon: Any  # mpq ≥ 1
+    delta: Any  # mpq in [0, 1)
+    neighbouring: Neighbouring
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "exp_epsilon", mpq(self.exp_epsilon))
+        object.__setattr__(self, "delta", mpq(self.delta))
+        if self.exp_epsilon < 1 or not 0 <= self.delta < 1:
+            raise ValueError(f"invalid guarantee: e^ε={self.exp_epsilon}, δ={self.delta}")
+
+    @property
+    def epsilon(self) -> float:
+        """ε = ln(exp_epsilon) as a float, for display."""
+        return display_ln(self.exp_epsilon)
+
+    @property
+    def pure(self) -> bool:
+        return bool(self.delta == 0)
+
+    @property
+    def form(self) -> str:
+        """``"pure"`` or ``"approximate"``."""
+        return "pure" if self.pure else "approximate"
+
+    def describe(self) -> str:
+        eps = f"ε = ln({self.exp_epsilon}) ≈ {self.epsilon:.6g}"
+        delta = "δ = 0" if self.pure else f"δ = {self.delta} ≈ {float(self.delta):.3g}"
+        return f"({eps}, {delta})-DP for {self.neighbouring.describe()}"
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "form": self.form,
+            "epsilon": self.epsilon,
+            "exp_epsilon": str(self.exp_epsilon),
+            "delta": str(self.delta),
+            "neighbouring": self.neighbouring.as_dict(),
+        }
+
+
+@dataclass(frozen=True)
+class ErrorBound:
+    """Pr[error > a] ≤ β, with a an integer and β an exact rational."""
+
+    a: int
+    beta: Any  # mpq
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"a": self.a, "beta": str(self.beta)}
+
+
+@dataclass(frozen=True)
+class Accuracy:
+    """(a, β)-accuracy as the paper states it.
+
+    ``per_query``: each released count is within a of the truth except with probability β,
+    for true counts above ``threshold`` (0 where the bound holds for every count).
+    ``simultaneous``: all counts of one release at once; for a single count it equals per-query.
+    ``formula``: how a was derived, e.g. "smallest a with 2x·x^a ≤ β(2x+1)(x+1)^a".
+    """
+
+    per_query: ErrorBound
+    simultaneous: ErrorBound
+    threshold: int = 0
+    formula: str = ""
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "per_query": self.per_query.as_dict(),
+            "simultaneous": self.simultaneous.as_dict(),
+            "threshold": self.threshold,
+            "formula": self.formula,
+        }

@@ -1,0 +1,227 @@
+"""The kinds of mechanism: the core contract every plugin implements (see DESIGN.md).
+
+- :class:`CountingQuerySampler`: Balcer–Vadhan Def. 4.1–4.3, a deterministic M(c, u) for a true
+  count c ∈ [0, n] and randomness u ∈ [1, d], with its scaled CDF and exact pmf.
+- :class:`PartitionSelector`: Desfontaines et al., the exact keep probability π(n) and a
+  vectorised ``select``.
+- :class:`HistogramReleaser`: Balcer–Vadhan §5–8, a histogram released from counts.
+
+Each kind is an abstract base class whose public methods validate their input and then call the
+plugin's ``_``-prefixed implementation, so every plugin, built-in or third-party, rejects bad input
+before it draws any randomness. New kinds subclass :class:`Mechanism` and get a hookspec.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Mapping
+from dataclasses import dataclass
+from enum import Enum
+from typing import Any, ClassVar
+
+import numpy as np
+import numpy.typing as npt
+from gmpy2 import mpq
+
+from dpplug.data import integer_array, integer_scalar
+from dpplug.errors import NotSupported, PluginFault
+from dpplug.guarantee import Accuracy, Guarantee
+from dpplug.params import Param, Schema
+from dpplug.pmf import Pmf
+from dpplug.randomness import RandomSource, default_source
+
+#: Count bound of samplers that accept any integer (noise addition, no clamping).
+UNBOUNDED_COUNT = 1 << 62
+
+_BETA = Param(
+    "beta", "rational", "Failure probability of the accuracy bound.", low=0, high=1,
+    low_open=True, high_open=True, example="0.05",
+)
+
+
+class Kind(str, Enum):
+    """The kinds of mechanism the registry knows, one hookspec each."""
+
+    SAMPLER = "sampler"
+    HISTOGRAM_RELEASER = "histogram-releaser"
+    PARTITION_SELECTOR = "partition-selector"
+
+
+class Mechanism(ABC):
+    """What every mechanism declares: name, parameters, guarantee, accuracy, provenance.
+
+    Subclasses set the class attributes and implement :attr:`guarantee` and :meth:`_accuracy`.
+    ``__init__`` validates the keyword parameters through :attr:`schema`; the exact values are in
+    :attr:`params` and whatever the mechanism derives from them (rounded ε, truncation, …) in
+    :attr:`derived`.
+    """
+
+    name: ClassVar[str]
+    kind: ClassVar[Kind]
+    schema: ClassVar[Schema]
+    summary: ClassVar[str]
+    #: The paper and algorithm implemented, e.g. "Balcer & Vadhan 2018, Alg. 4.8 (GeoSample)".
+    reference: ClassVar[str]
+    #: True if ``sample``/``select``/``release`` use a number of draws fixed by the parameters
+    #: and the input size, never by the data or by chance.
+    strict_time: ClassVar[bool] = False
+    #: Small parameterisations on which exact checks are feasible (conformance).
+    conformance_cases: ClassVar[tuple[Mapping[str, Any], ...]] = ()
+
+    def __init__(self, **params: object) -> None:
+        self.params: dict[str, Any] = self.schema.validate(params, self.name)
+        self.derived: dict[str, Any] = {}
+
+    @property
+    @abstractmethod
+    def guarantee(self) -> Guarantee:
+        """The privacy guarantee actually achieved with these parameters."""
+
+    def accuracy(self, beta: object) -> Accuracy:
+        """The (a, β) accuracy this mechanism guarantees for failure probability *beta*."""
+        return self._accuracy(_BETA.coerce(beta))
+
+    @abstractmethod
+    def _accuracy(self, beta: Any) -> Accuracy: ...
+
+    def __repr__(self) -> str:
+        args = ", ".join(f"{k}={v}" for k, v in self.params.items() if v is not None)
+        return f"dpplug.create({self.name!r}, {args})"
+
+
+class CountingQuerySampler(Mechanism):
+    """A counting-query sampler: M(c, u) for c ∈ [0, n], u ∈ [1, d] (Balcer–Vadhan Def. 4.1–4.3).
+
+    ``epsilon`` is the sampler's own guarantee for one counting query of sensitivity 1. Bounded
+    samplers have a finite ``n`` and ``d``. Unbounded ones (noise addition on any integer) set
+    ``n = None``; samplers without a finite randomness size set ``d = None`` and offer only
+    :meth:`sample` and :meth:`pmf`.
+    """
+
+    kind = Kind.SAMPLER
+    n: int | None
+    d: int | None
+
+    @property
+    def count_bounds(self) -> tuple[int, int]:
+        """The true counts this sampler accepts."""
+        if self.n is None:
+            return (-UNBOUNDED_COUNT, UNBOUNDED_COUNT)
+        return (0, self.n)
+
+    def _count(self, count: object) -> int:
+        return integer_scalar(count, *self.count_bounds, what=f"{self.name} count")
+
+    def _randomness_size(self) -> int:
+        if self.d is None:
+            raise NotSupported(
+                f"{self.name} has no finite randomness size d, so M(c, u) and its scaled CDF do "
+                f"not exist; use sample() and pmf(), or a bounded sampler such as geosample"
+            )
+        return self.d
+
+    def __call__(self, count: object, u: object) -> int:
+        """M(count, u): the output for true count *count* and randomness *u* ∈ [1, d]."""
+        d = self._randomness_size()
+        c = self._count(count)
+        return self._output(c, integer_scalar(u, 1, d, what="randomness u"))
+
+    def scaled_cdf(self, z: object, count: object = 0) -> int:
+        """F(count, z) = d·Pr[M(count, U) ≤ z], an exact integer; non-decreasing in z."""
+        self._randomness_size()
+        c = self._count(count)
+        return self._scaled_cdf(integer_scalar(z, -UNBOUNDED_COUNT, UNBOUNDED_COUNT, "z"), c)
+
+    def pmf(self, count: object) -> Pmf:
+        """The exact law of M(count, U) (output → rational probability)."""
+        return self._pmf(self._count(count))
+
+    def sample(self, counts: object, source: RandomSource | None = None) -> npt.NDArray[np.int64]:
+        """Noisy counts for an integer array of true counts (same shape), drawn from *source*.
+
+        *source* defaults to the OS CSPRNG. Counts are validated before anything is drawn.
+        """
+        array = integer_array(counts, *self.count_bounds, what=f"{self.name} counts")
+        rng = default_source(source)
+        flat = array.reshape(-1)
+        return self._sample(flat, rng).reshape(array.shape)
+
+    def _output(self, count: int, u: int) -> int:
+        """M(count, u); samplers with a finite d must implement it."""
+        raise PluginFault(f"{self.name} declares d = {self.d} but does not implement _output")
+
+    def _scaled_cdf(self, z: int, count: int) -> int:
+        """F(count, z); samplers with a finite d must implement it."""
+        raise PluginFault(f"{self.name} declares d = {self.d} but does not implement _scaled_cdf")
+
+    @abstractmethod
+    def _pmf(self, count: int) -> Pmf: ...
+
+    def _pmf_from_scaled_cdf(self, count: int) -> Pmf:
+        """The exact law on [0, n] from differences of the scaled CDF (bounded samplers)."""
+        d, n = self._randomness_size(), self.count_bounds[1]
+        cdf = [self._scaled_cdf(z, count) for z in range(-1, n + 1)]
+        return Pmf({z: mpq(cdf[z + 1] - cdf[z], d) for z in range(n + 1)})
+
+    def _sample(self, counts: npt.NDArray[np.int64], source: RandomSource) -> npt.NDArray[np.int64]:
+        """Exact reference path: M(c, U(d)) element by element (expected time, via U(d))."""
+        d = self._randomness_size()
+        return np.fromiter(
+            (self._output(int(c), source.uniform(d)) for c in counts),
+            dtype=np.int64,
+            count=counts.size,
+        )
+
+
+@dataclass(frozen=True)
+class Selection:
+    """The result of a partition selector: which partitions are kept, and noisy counts if any."""
+
+    keep: npt.NDArray[np.bool_]
+    noisy_counts: npt.NDArray[np.int64] | None = None
+
+
+class PartitionSelector(Mechanism):
+    """A partition selector (Desfontaines et al.): keeps a partition with n units w.p. π(n).
+
+    π(0) = 0 always: partitions absent from the data are never released.
+    """
+
+    kind = Kind.PARTITION_SELECTOR
+
+    def keep_probability(self, units: object) -> Any:
+        """π(units), the exact rational probability of keeping a partition with *units* units."""
+        return self._keep_probability(integer_scalar(units, 0, UNBOUNDED_COUNT, "units"))
+
+    def select(self, unit_counts: object, source: RandomSource | None = None) -> Selection:
+        """Keep decisions for an array of per-partition unit counts (same shape)."""
+        array = integer_array(unit_counts, 0, UNBOUNDED_COUNT, what="unit counts")
+        return self._select(array, default_source(source))
+
+    @abstractmethod
+    def _keep_probability(self, units: int) -> Any: ...
+
+    @abstractmethod
+    def _select(self, unit_counts: npt.NDArray[np.int64], source: RandomSource) -> Selection: ...
+
+
+class HistogramReleaser(Mechanism):
+    """A histogram releaser (Balcer–Vadhan §5–8): a private histogram from a mapping label → count.
+
+    Releasers that the paper parameterises by a counting-query algorithm take a ``sampler``
+    parameter naming any registered :class:`CountingQuerySampler`. Released collections are in
+    canonical label order.
+    """
+
+    kind = Kind.HISTOGRAM_RELEASER
+
+    def release(self, counts: Mapping[Any, int], source: RandomSource | None = None) -> Any:
+        """The private histogram of *counts* (label → true count)."""
+        return self._release(self._validate_counts(counts), default_source(source))
+
+    @abstractmethod
+    def _validate_counts(self, counts: Mapping[Any, int]) -> Mapping[Any, int]:
+        """Check labels against the universe and counts against n; raise BadData otherwise."""
+
+    @abstractmethod
+    def _release(self, counts: Mapping[Any, int], source: RandomSource) -> Any: ...

@@ -1,0 +1,145 @@
+"""Validated parameter schemas.
+
+A mechanism class declares its parameters as a :class:`Schema` of :class:`Param` s. The registry
+validates every call through it before the mechanism exists, so bad input never reaches a sampler.
+Users pass ε, δ, γ, β as ``float``, ``int``, ``Fraction`` or ``mpq`` (strings from the CLI); the
+schema returns exact ``mpq`` values and exact ``int`` s, and the mechanism reports the guarantee it
+actually achieves from them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from gmpy2 import mpq
+
+from dpplug.errors import BadParameter
+from dpplug.exact import as_rational
+
+_REQUIRED: Any = object()
+
+
+@dataclass(frozen=True)
+class Param:
+    """One parameter: a rational or an integer in an interval, required or with a default.
+
+    ``low``/``high`` bound the value (``None``: unbounded); ``low_open``/``high_open`` make the
+    bound strict. ``default=None`` with ``optional=True`` means "may be left out".
+    """
+
+    name: str
+    type: str  # "rational" or "integer"
+    doc: str
+    low: Any = None
+    high: Any = None
+    low_open: bool = False
+    high_open: bool = False
+    default: Any = _REQUIRED
+    optional: bool = False
+    example: str = ""
+
+    @property
+    def required(self) -> bool:
+        return self.default is _REQUIRED and not self.optional
+
+    def range_text(self) -> str:
+        lo = "-∞" if self.low is None else str(self.low)
+        hi = "∞" if self.high is None else str(self.high)
+        return f"{'(' if self.low_open or self.low is None else '['}{lo}, {hi}" + (
+            ")" if self.high_open or self.high is None else "]"
+        )
+
+    def _fail(self, value: object, why: str) -> BadParameter:
+        example = f", e.g. {self.name}={self.example}" if self.example else ""
+        return BadParameter(
+            f"{self.name}={value!r} is invalid: {why}. Pass {self.name} as "
+            f"{'an integer' if self.type == 'integer' else 'a number (int, float or Fraction)'} "
+            f"in {self.range_text()}{example}."
+        )
+
+    def coerce(self, value: object) -> Any:
+        """The exact value (``int`` or ``mpq``) for *value*, or :class:`BadParameter`."""
+        if value is None and self.optional:
+            return None
+        try:
+            exact = as_rational(value)
+        except (TypeError, ValueError) as exc:
+            raise self._fail(value, str(exc)) from None
+        if self.type == "integer" and (isinstance(value, float) or exact.denominator != 1):
+            raise self._fail(value, "it is not an integer")
+        if self.low is not None and (exact < self.low or (self.low_open and exact == self.low)):
+            raise self._fail(value, f"it must be {'>' if self.low_open else '≥'} {self.low}")
+        if self.high is not None and (exact > self.high or (self.high_open and exact == self.high)):
+            raise self._fail(value, f"it must be {'<' if self.high_open else '≤'} {self.high}")
+        return int(exact) if self.type == "integer" else mpq(exact)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "type": self.type,
+            "range": self.range_text(),
+            "required": self.required,
+            "default": None if self.default is _REQUIRED else str(self.default),
+            "doc": self.doc,
+        }
+
+
+@dataclass(frozen=True)
+class Schema:
+    """The parameters of one mechanism."""
+
+    params: tuple[Param, ...]
+
+    def __iter__(self):  # type: ignore[no-untyped-def]
+        return iter(self.params)
+
+    def validate(self, given: Mapping[str, object], mechanism: str = "") -> dict[str, Any]:
+        """Exact values for every parameter; :class:`BadParameter` naming what to change."""
+        known = {p.name for p in self.params}
+        unknown = sorted(set(given) - known)
+        where = f" for {mechanism}" if mechanism else ""
+        if unknown:
+            raise BadParameter(
+                f"unknown parameter(s) {', '.join(unknown)}{where}; "
+                f"the parameters are: {', '.join(p.name for p in self.params)}"
+            )
+        values: dict[str, Any] = {}
+        for p in self.params:
+            if p.name in given:
+                values[p.name] = p.coerce(given[p.name])
+            elif p.required:
+                raise BadParameter(
+                    f"missing parameter {p.name}{where}: {p.doc} Pass {p.name}=… "
+                    f"in {p.range_text()}" + (f", e.g. {p.name}={p.example}" if p.example else "")
+                )
+            else:
+                values[p.name] = None if p.default is _REQUIRED else p.coerce(p.default)
+        return values
+
+
+def epsilon_param(doc: str, high: int = 64, low: Any = 0) -> Param:
+    """The ε parameter of a mechanism: a rational in (low, high] (low excluded only when 0)."""
+    return Param(
+        "epsilon", "rational", doc, low=low, low_open=low == 0, high=high, example="0.5"
+    )
+
+
+def count_bound_param(optional: bool = False, high: int = 1 << 62) -> Param:
+    """n: the largest true count the mechanism accepts (BV's counting-query domain [0, n])."""
+    return Param(
+        "n",
+        "integer",
+        "Largest possible true count: counts are in [0, n].",
+        low=1,
+        high=high,
+        optional=optional,
+        example="100",
+    )
+
+
+def unit_fraction(value: Any) -> mpq:
+    """1/⌈1/value⌉: *value* rounded down into ℕ⁻¹ = {1/k}, as the Balcer–Vadhan samplers need."""
+    k = -(-mpq(1) // mpq(value))
+    return mpq(1, int(k))

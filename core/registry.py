@@ -1,0 +1,243 @@
+"""The registry: the single place that knows which plugins exist (pluggy, entry-point group ``dpplug``).
+
+Built-in mechanisms (``dpplug.plugins``) are loaded first, as default plugins, through the same
+hooks a third party uses; then every entry point in the group ``dpplug``. A plugin that fails to
+import, to validate against the hookspecs, or to register is quarantined with its error and listed
+as broken; the others keep working. A mechanism name registered twice quarantines the later
+plugin with an error naming both sources, so a third party cannot shadow a built-in.
+"""
+
+from __future__ import annotations
+
+import difflib
+import importlib
+import inspect
+import re
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from importlib import metadata
+from typing import Any
+
+import pluggy
+
+from dpplug import hookspecs
+from dpplug.errors import (
+    DpplugError,
+    DuplicateMechanismName,
+    PluginFault,
+    UnknownMechanism,
+)
+from dpplug.kinds import (
+    CountingQuerySampler,
+    HistogramReleaser,
+    Kind,
+    Mechanism,
+    PartitionSelector,
+)
+from dpplug.params import Schema
+
+ENTRY_POINT_GROUP = "dpplug"
+BUILTIN_PLUGINS = "dpplug.plugins"
+
+_HOOKS: dict[str, tuple[Kind, type[Mechanism]]] = {
+    "register_samplers": (Kind.SAMPLER, CountingQuerySampler),
+    "register_histogram_releasers": (Kind.HISTOGRAM_RELEASER, HistogramReleaser),
+    "register_partition_selectors": (Kind.PARTITION_SELECTOR, PartitionSelector),
+}
+_NAME = re.compile(r"^[a-z][a-z0-9]*(-[a-z0-9]+)*$")
+
+
+@dataclass(frozen=True)
+class Source:
+    """Where a plugin comes from: its plugin name, distribution and version."""
+
+    plugin: str
+    distribution: str
+    version: str
+
+    def describe(self) -> str:
+        return f"{self.distribution} {self.version} ({self.plugin})".replace("  ", " ")
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One registered mechanism."""
+
+    name: str
+    kind: Kind
+    cls: type[Mechanism]
+    source: Source
+
+    def create(self, **params: object) -> Mechanism:
+        """A new instance; parameters are validated before the mechanism exists."""
+        try:
+            return self.cls(**params)
+        except DpplugError:
+            raise
+        except Exception as exc:  # a plugin bug, not the caller's
+            raise PluginFault(
+                f"plugin {self.source.describe()} raised {type(exc).__name__}: {exc} while "
+                f"creating {self.name!r}; report it to the plugin's authors"
+            ) from exc
+
+
+@dataclass(frozen=True)
+class BrokenPlugin:
+    """A quarantined plugin, the error that put it there, and the names it had tried to claim."""
+
+    source: Source
+    error: str
+    names: tuple[str, ...] = ()
+
+
+@dataclass
+class Registry:
+    """Registered mechanisms by name, plus quarantined plugins."""
+
+    _entries: dict[str, Entry] = field(default_factory=dict)
+    broken: list[BrokenPlugin] = field(default_factory=list)
+
+    @classmethod
+    def load(cls, plugins: Iterable[object] = (), entry_points: bool = True) -> Registry:
+        """Built-in plugins, then *plugins* (modules or objects with hookimpls), then entry points."""
+        registry = cls()
+        manager = pluggy.PluginManager("dpplug")
+        manager.add_hookspecs(hookspecs)
+        own = Source(BUILTIN_PLUGINS, "dpplug", _version("dpplug"))
+        registry._add(manager, own, lambda: importlib.import_module(BUILTIN_PLUGINS))
+        for plugin in plugins:
+            name = getattr(plugin, "__name__", type(plugin).__name__)
+            registry._add(manager, Source(name, "(runtime)", ""), lambda p=plugin: p)
+        if entry_points:
+            for ep in metadata.entry_points(group=ENTRY_POINT_GROUP):
+                dist = ep.dist
+                source = Source(
+                    ep.name,
+                    dist.name if dist else "(unknown)",
+                    dist.version if dist else "",
+                )
+                registry._add(manager, source, ep.load)
+        return registry
+
+    def _add(self, manager: pluggy.PluginManager, source: Source, load: Callable[[], object]) -> None:
+        staged: list[Entry] = []
+        try:
+            plugin = load()
+            manager.register(plugin, name=source.plugin)
+        except Exception as exc:
+            self.broken.append(BrokenPlugin(source, f"{type(exc).__name__}: {exc}"))
+            return
+        try:
+            manager.check_pending()
+            for hook, (kind, base) in _HOOKS.items():
+                for impl in getattr(manager.hook, hook).get_hookimpls():
+                    if impl.plugin is plugin:
+                        impl.function(register=self._stager(kind, base, source, staged))
+            for entry in staged:
+                if entry.name in self._entries:
+                    first = self._entries[entry.name].source
+                    raise DuplicateMechanismName(
+                        f"mechanism name {entry.name!r} is registered by both {first.describe()} "
+                        f"and {source.describe()}; rename one of them (the first keeps the name)"
+                    )
+        except Exception as exc:
+            manager.unregister(plugin)
+            names = tuple(e.name for e in staged)
+            self.broken.append(BrokenPlugin(source, f"{type(exc).__name__}: {exc}", names))
+            return
+        for entry in staged:
+            self._entries[entry.name] = entry
+
+    @staticmethod
+    def _stager(
+        kind: Kind, base: type[Mechanism], source: Source, staged: list[Entry]
+    ) -> Callable[[type[Any]], None]:
+        def register(cls: type[Any]) -> None:
+            _check_mechanism_class(cls, kind, base)
+            if any(e.name == cls.name for e in staged):
+                raise DuplicateMechanismName(
+                    f"{source.describe()} registers {cls.name!r} twice; register each name once"
+                )
+            staged.append(Entry(cls.name, kind, cls, source))
+
+        return register
+
+    def entries(self, kind: Kind | None = None) -> list[Entry]:
+        """Registered mechanisms, sorted by name, optionally of one kind."""
+        return sorted(
+            (e for e in self._entries.values() if kind is None or e.kind is kind),
+            key=lambda e: e.name,
+        )
+
+    def get(self, name: str) -> Entry:
+        """The entry named *name*; :class:`UnknownMechanism` (with suggestions) otherwise."""
+        if name in self._entries:
+            return self._entries[name]
+        for broken in self.broken:
+            if name in broken.names:
+                raise PluginFault(
+                    f"{name!r} comes from the broken plugin {broken.source.describe()}: "
+                    f"{broken.error}; fix or uninstall that plugin"
+                )
+        close = difflib.get_close_matches(str(name), list(self._entries), n=3)
+        hint = f"did you mean {', '.join(map(repr, close))}? " if close else ""
+        raise UnknownMechanism(
+            f"no mechanism named {name!r}; {hint}run `dpplug list` to see the registered ones"
+        )
+
+    def create(self, name: str, **params: object) -> Mechanism:
+        """A new instance of the mechanism *name* with validated *params*."""
+        return self.get(name).create(**params)
+
+    def __iter__(self) -> Iterator[Entry]:
+        return iter(self.entries())
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._entries
+
+
+def _check_mechanism_class(cls: Any, kind: Kind, base: type[Mechanism]) -> None:
+    what = getattr(cls, "__qualname__", repr(cls))
+    if not (isinstance(cls, type) and issubclass(cls, base)):
+        raise PluginFault(f"{what} is registered as a {kind.value} but is not a {base.__name__}")
+    if inspect.isabstract(cls):
+        missing = ", ".join(sorted(cls.__abstractmethods__))
+        raise PluginFault(f"{what} does not implement {missing}")
+    name = getattr(cls, "name", None)
+    if not isinstance(name, str) or not _NAME.match(name):
+        raise PluginFault(
+            f"{what}.name must be lower-case words joined by dashes (e.g. 'my-sampler'), "
+            f"got {name!r}"
+        )
+    if not isinstance(getattr(cls, "schema", None), Schema):
+        raise PluginFault(f"{what}.schema must be a dpplug Schema")
+    for attribute in ("summary", "reference"):
+        if not isinstance(getattr(cls, attribute, None), str) or not getattr(cls, attribute):
+            raise PluginFault(f"{what}.{attribute} must be a non-empty string")
+
+
+def _version(distribution: str) -> str:
+    try:
+        return metadata.version(distribution)
+    except metadata.PackageNotFoundError:
+        return "0+unknown"
+
+
+_default: Registry | None = None
+
+
+def registry(reload: bool = False) -> Registry:
+    """The default registry (built-ins and installed entry points), loaded once."""
+    global _default
+    if _default is None or reload:
+        _default = Registry.load()
+    return _default
+
+
+def create(name: str, **params: object) -> Mechanism:
+    """A new instance of the registered mechanism *name*, e.g. ``create("geosample", n=12,
+    epsilon=Fraction(1, 2))``; parameters are validated before the mechanism exists."""
+    return registry().create(name, **params)

@@ -1,0 +1,12 @@
+"""The built-in mechanisms of dpplug, registered through the same hooks a third party uses."""
+
+from __future__ import annotations
+
+from dpplug.hookspecs import Register, hookimpl
+from dpplug.plugins.samplers import SAMPLERS
+
+
+@hookimpl
+def register_samplers(register: Register) -> None:
+    for sampler in SAMPLERS:
+        register(sampler)
