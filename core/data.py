@@ -10,7 +10,6 @@ import numbers
 
 import numpy as np
 import numpy.typing as npt
-
 from dpplug.errors import BadData
 
 

@@ -22,7 +22,7 @@ Rat = Any  # gmpy2.mpq (gmpy2 ships no type stubs)
 
 
 def as_rational(value: object) -> Rat:
-    """Return *value* as an exact ``mpq``; ``TypeError``/``ValueError`` if it is not a finite number.
+    """*value* as an exact ``mpq``; ``TypeError``/``ValueError`` if it is not a finite number.
 
     Accepts ``int``, ``float`` (converted exactly: 0.1 becomes the dyadic rational nearest 0.1),
     ``Fraction``, ``mpq``/``mpz`` and numpy scalars. Booleans and strings are rejected:
@@ -54,15 +54,15 @@ def exp_lower(x: Rat, denominator_bits: int) -> Rat:
     with gmpy2.context(gmpy2.get_context(), precision=_EXP_PRECISION, round=gmpy2.RoundDown):
         low = mpq(gmpy2.exp(mpfr(x)))
     scale = mpz(1) << denominator_bits
-    return mpq(gmpy2.floor(low * scale), scale)
+    return mpq((low * scale) // 1, scale)
 
 
 def exp_upper(x: Rat, denominator_bits: int) -> Rat:
-    """A rational U = m / 2^denominator_bits with U ≥ e^x (round-up counterpart of :func:`exp_lower`)."""
+    """A rational U = m / 2^denominator_bits with U ≥ e^x (round-up twin of :func:`exp_lower`)."""
     with gmpy2.context(gmpy2.get_context(), precision=_EXP_PRECISION, round=gmpy2.RoundUp):
         high = mpq(gmpy2.exp(mpfr(x)))
     scale = mpz(1) << denominator_bits
-    return mpq(gmpy2.ceil(high * scale), scale)
+    return mpq(-((-high * scale) // 1), scale)
 
 
 def ceil_div(a: int, b: int) -> int:
@@ -73,7 +73,7 @@ def ceil_div(a: int, b: int) -> int:
 def ceil_log2(x: Rat) -> int:
     """⌈log₂ x⌉ for a rational x > 0, exactly."""
     x = mpq(x)
-    k = int(gmpy2.floor(x)).bit_length() - 1 if x >= 1 else -int(gmpy2.ceil(1 / x)).bit_length()
+    k = int(x // 1).bit_length() - 1 if x >= 1 else -int(-(-1 / x // 1)).bit_length()
     while mpq(2) ** k < x:
         k += 1
     while k > -(1 << 30) and mpq(2) ** (k - 1) >= x:

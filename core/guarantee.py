@@ -10,15 +10,14 @@ counting-query sampler is private for counts that differ by one.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from enum import Enum
+from enum import StrEnum
 from typing import Any
 
+from dpplug.exact import display_ln
 from gmpy2 import mpq
 
-from dpplug.exact import display_ln
 
-
-class Relation(str, Enum):
+class Relation(StrEnum):
     """Which inputs are neighbours."""
 
     #: Two counts (or count vectors) that differ by at most the sensitivity: the relation of
@@ -67,6 +66,14 @@ class Neighbouring:
         }
 
 
+def _short(value: Any) -> str:
+    """An exact rational as text, or a note of its size when it is too long to read."""
+    text = str(value)
+    if len(text) <= 32:
+        return text
+    return f"exact rational with a {int(value.denominator).bit_length()}-bit denominator"
+
+
 #: The relation under which every counting-query sampler states its guarantee.
 COUNT_SENSITIVITY_1 = Neighbouring(Relation.COUNT, sensitivity=1)
 
@@ -105,8 +112,8 @@ class Guarantee:
         return "pure" if self.pure else "approximate"
 
     def describe(self) -> str:
-        eps = f"ε = ln({self.exp_epsilon}) ≈ {self.epsilon:.6g}"
-        delta = "δ = 0" if self.pure else f"δ = {self.delta} ≈ {float(self.delta):.3g}"
+        eps = f"ε = ln({_short(self.exp_epsilon)}) ≈ {self.epsilon:.6g}"
+        delta = "δ = 0" if self.pure else f"δ = {_short(self.delta)} ≈ {float(self.delta):.3g}"
         return f"({eps}, {delta})-DP for {self.neighbouring.describe()}"
 
     def as_dict(self) -> dict[str, Any]:

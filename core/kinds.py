@@ -16,30 +16,35 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from dataclasses import dataclass
-from enum import Enum
+from enum import StrEnum
 from typing import Any, ClassVar
 
 import numpy as np
 import numpy.typing as npt
-from gmpy2 import mpq
-
 from dpplug.data import integer_array, integer_scalar
 from dpplug.errors import NotSupported, PluginFault
 from dpplug.guarantee import Accuracy, Guarantee
 from dpplug.params import Param, Schema
 from dpplug.pmf import Pmf
 from dpplug.randomness import RandomSource, default_source
+from gmpy2 import mpq
 
 #: Count bound of samplers that accept any integer (noise addition, no clamping).
 UNBOUNDED_COUNT = 1 << 62
 
 _BETA = Param(
-    "beta", "rational", "Failure probability of the accuracy bound.", low=0, high=1,
-    low_open=True, high_open=True, example="0.05",
+    "beta",
+    "rational",
+    "Failure probability of the accuracy bound.",
+    low=0,
+    high=1,
+    low_open=True,
+    high_open=True,
+    example="0.05",
 )
 
 
-class Kind(str, Enum):
+class Kind(StrEnum):
     """The kinds of mechanism the registry knows, one hookspec each."""
 
     SAMPLER = "sampler"

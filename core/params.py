@@ -9,14 +9,14 @@ actually achieves from them.
 
 from __future__ import annotations
 
+import numbers
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from gmpy2 import mpq
-
 from dpplug.errors import BadParameter
 from dpplug.exact import as_rational
+from gmpy2 import mpq
 
 _REQUIRED: Any = object()
 
@@ -67,7 +67,9 @@ class Param:
             exact = as_rational(value)
         except (TypeError, ValueError) as exc:
             raise self._fail(value, str(exc)) from None
-        if self.type == "integer" and (isinstance(value, float) or exact.denominator != 1):
+        if self.type == "integer" and (
+            not isinstance(value, numbers.Rational) or exact.denominator != 1
+        ):
             raise self._fail(value, "it is not an integer")
         if self.low is not None and (exact < self.low or (self.low_open and exact == self.low)):
             raise self._fail(value, f"it must be {'>' if self.low_open else '≥'} {self.low}")
@@ -121,9 +123,7 @@ class Schema:
 
 def epsilon_param(doc: str, high: int = 64, low: Any = 0) -> Param:
     """The ε parameter of a mechanism: a rational in (low, high] (low excluded only when 0)."""
-    return Param(
-        "epsilon", "rational", doc, low=low, low_open=low == 0, high=high, example="0.5"
-    )
+    return Param("epsilon", "rational", doc, low=low, low_open=low == 0, high=high, example="0.5")
 
 
 def count_bound_param(optional: bool = False, high: int = 1 << 62) -> Param:

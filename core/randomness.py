@@ -24,7 +24,6 @@ from abc import ABC, abstractmethod
 
 import numpy as np
 import numpy.typing as npt
-
 from dpplug.errors import BadParameter
 
 #: The largest d for which :meth:`RandomSource.uniform_array` works on machine integers.
@@ -79,7 +78,7 @@ class RandomSource(ABC):
         return words >> np.uint64(64 - k)
 
     def uniform_array(self, d: int, size: int) -> npt.NDArray[np.int64]:
-        """*size* exact uniform integers in [1, d] for 1 ≤ d ≤ 2^63 (expected time, by rejection)."""
+        """*size* exact uniform integers in [1, d], 1 ≤ d ≤ 2^63 (expected time: rejection)."""
         d = int(d)
         if not 1 <= d <= MAX_ARRAY_RANGE:
             raise BadParameter(f"uniform_array(d, size) needs 1 ≤ d ≤ 2^63, got d={d}")
@@ -105,7 +104,9 @@ class SeededSource(RandomSource):
     def __init__(self, seed: int) -> None:
         super().__init__()
         if isinstance(seed, bool) or not isinstance(seed, int | np.integer) or seed < 0:
-            raise BadParameter(f"SeededSource(seed) needs a non-negative integer seed, got {seed!r}")
+            raise BadParameter(
+                f"SeededSource(seed) needs a non-negative integer seed, got {seed!r}"
+            )
         self.seed = int(seed)
         self._generator = np.random.Generator(np.random.PCG64(self.seed))
 

@@ -1,4 +1,4 @@
-"""The registry: the single place that knows which plugins exist (pluggy, entry-point group ``dpplug``).
+"""The registry: the one place that knows which plugins exist (pluggy, entry points ``dpplug``).
 
 Built-in mechanisms (``dpplug.plugins``) are loaded first, as default plugins, through the same
 hooks a third party uses; then every entry point in the group ``dpplug``. A plugin that fails to
@@ -10,6 +10,7 @@ plugin with an error naming both sources, so a third party cannot shadow a built
 from __future__ import annotations
 
 import difflib
+import functools
 import importlib
 import inspect
 import re
@@ -19,7 +20,6 @@ from importlib import metadata
 from typing import Any
 
 import pluggy
-
 from dpplug import hookspecs
 from dpplug.errors import (
     DpplugError,
@@ -99,7 +99,7 @@ class Registry:
 
     @classmethod
     def load(cls, plugins: Iterable[object] = (), entry_points: bool = True) -> Registry:
-        """Built-in plugins, then *plugins* (modules or objects with hookimpls), then entry points."""
+        """Built-in plugins, then *plugins* (objects with hookimpls), then entry points."""
         registry = cls()
         manager = pluggy.PluginManager("dpplug")
         manager.add_hookspecs(hookspecs)
@@ -107,7 +107,7 @@ class Registry:
         registry._add(manager, own, lambda: importlib.import_module(BUILTIN_PLUGINS))
         for plugin in plugins:
             name = getattr(plugin, "__name__", type(plugin).__name__)
-            registry._add(manager, Source(name, "(runtime)", ""), lambda p=plugin: p)
+            registry._add(manager, Source(name, "(runtime)", ""), functools.partial(_same, plugin))
         if entry_points:
             for ep in metadata.entry_points(group=ENTRY_POINT_GROUP):
                 dist = ep.dist
@@ -119,7 +119,9 @@ class Registry:
                 registry._add(manager, source, ep.load)
         return registry
 
-    def _add(self, manager: pluggy.PluginManager, source: Source, load: Callable[[], object]) -> None:
+    def _add(
+        self, manager: pluggy.PluginManager, source: Source, load: Callable[[], object]
+    ) -> None:
         staged: list[Entry] = []
         try:
             plugin = load()
@@ -217,6 +219,10 @@ def _check_mechanism_class(cls: Any, kind: Kind, base: type[Mechanism]) -> None:
     for attribute in ("summary", "reference"):
         if not isinstance(getattr(cls, attribute, None), str) or not getattr(cls, attribute):
             raise PluginFault(f"{what}.{attribute} must be a non-empty string")
+
+
+def _same(plugin: object) -> object:
+    return plugin
 
 
 def _version(distribution: str) -> str:

@@ -17,14 +17,13 @@ from typing import Any
 
 import numpy as np
 import numpy.typing as npt
-from gmpy2 import mpq
-
 from dpplug.exact import exp_upper
 from dpplug.guarantee import COUNT_SENSITIVITY_1, Accuracy, ErrorBound, Guarantee
 from dpplug.kinds import CountingQuerySampler
 from dpplug.params import Schema, epsilon_param
 from dpplug.pmf import Pmf
 from dpplug.randomness import RandomSource
+from gmpy2 import mpq
 
 _DENOMINATOR_BITS = 32
 _PMF_WINDOW = 32

@@ -23,14 +23,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from gmpy2 import mpq
-
 from dpplug.exact import smallest_at_least
 from dpplug.guarantee import COUNT_SENSITIVITY_1, Accuracy, ErrorBound, Guarantee
 from dpplug.kinds import CountingQuerySampler
 from dpplug.params import Param, Schema, count_bound_param, epsilon_param, unit_fraction
 from dpplug.plugins.samplers.geometric_params import GeometricParams
 from dpplug.pmf import Pmf
+from gmpy2 import mpq
 
 
 class FastSample(CountingQuerySampler):
@@ -69,7 +68,7 @@ class FastSample(CountingQuerySampler):
         while 2 * x * x**t * (g - 1) * (n + 1) > (x + 1) ** t:
             t += 1
         self.t = t
-        self.core_d = (2 * x + 1) * (x + 1) ** t
+        self.core_d: int = int((2 * x + 1) * (x + 1) ** t)
         self.d: int = (n + 1) * self.core_d * g
         self.derived = {**self.geometric.as_dict(), "gamma": self.gamma, "t": t}
 
@@ -83,9 +82,9 @@ class FastSample(CountingQuerySampler):
         if z < c:
             if z < c - t:
                 return 0
-            return x ** (c - z) * (x + 1) ** (t + 1 - (c - z)) - x ** (t + 1)
+            return int(x ** (c - z) * (x + 1) ** (t + 1 - (c - z)) - x ** (t + 1))
         if z < min(c + t, self.n):
-            return self.core_d - x ** (z - c + 1) * (x + 1) ** (t - (z - c)) + x ** (t + 1)
+            return int(self.core_d - x ** (z - c + 1) * (x + 1) ** (t - (z - c)) + x ** (t + 1))
         return self.core_d
 
     def _scaled_cdf(self, z: int, count: int) -> int:
@@ -94,7 +93,7 @@ class FastSample(CountingQuerySampler):
         if z >= self.n:
             return self.d
         g = int(1 / self.gamma)
-        return (z + 1) * self.core_d + (g - 1) * (self.n + 1) * self._core_cdf(count, z)
+        return int((z + 1) * self.core_d + (g - 1) * (self.n + 1) * self._core_cdf(count, z))
 
     def _output(self, count: int, u: int) -> int:
         return smallest_at_least(lambda z: self._scaled_cdf(z, count), 0, self.n, u)

@@ -25,12 +25,11 @@ grows as j decreases). The guarantee is e^ε ≤ L exactly, for counts differing
 from __future__ import annotations
 
 from dataclasses import dataclass
+from itertools import pairwise
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
-from gmpy2 import mpq
-
 from dpplug.errors import PluginFault
 from dpplug.exact import ceil_div, exp_lower
 from dpplug.guarantee import COUNT_SENSITIVITY_1, Accuracy, ErrorBound, Guarantee
@@ -38,6 +37,7 @@ from dpplug.kinds import CountingQuerySampler
 from dpplug.params import Schema, count_bound_param, epsilon_param
 from dpplug.pmf import Pmf
 from dpplug.randomness import RandomSource
+from gmpy2 import mpq
 
 TABLE_BITS = 63
 TABLE_SIZE = 1 << TABLE_BITS
@@ -90,10 +90,10 @@ def _build(n: int, num: int, den: int) -> _Weights:
 
 
 def _verify(w: _Weights, num: int, den: int) -> None:
-    """Exact check of conditions (i) and (ii) and of the total; a failure is a bug, not bad input."""
+    """Exact check of conditions (i), (ii) and the total; a failure is a bug, not bad input."""
     seq = w.decreasing
     ok = w.total() == TABLE_SIZE and min(seq) >= 1 and w.fold >= 1
-    ok = ok and all(a * den <= num * b and b * den <= num * a for a, b in zip(seq, seq[1:]))
+    ok = ok and all(a * den <= num * b and b * den <= num * a for a, b in pairwise(seq))
     tail = w.plateau * w.plateau_len + w.fold
     ok = ok and w.plateau * den <= (num - den) * w.fold
     for value in reversed(seq):
@@ -169,8 +169,12 @@ class FixedPointGeometric(CountingQuerySampler):
         left = -(n - 1) + (u0 - w.fold) // w.plateau
         right = r + 1 + (u0 - centre_end) // w.plateau
         return np.select(
-            [u0 < w.fold, u0 < self._centre_start, u0 < centre_end, u0 < centre_end + (
-                w.plateau * w.plateau_len)],
+            [
+                u0 < w.fold,
+                u0 < self._centre_start,
+                u0 < centre_end,
+                u0 < centre_end + (w.plateau * w.plateau_len),
+            ],
             [-n, left, central, right],
             default=n,
         ).astype(np.int64)
@@ -189,10 +193,11 @@ class FixedPointGeometric(CountingQuerySampler):
 
     def _sample(self, counts: npt.NDArray[np.int64], source: RandomSource) -> npt.NDArray[np.int64]:
         u0 = source.bits_array(TABLE_BITS, counts.size).astype(np.int64)
-        return np.clip(counts + self._noise(u0), 0, self.n)
+        noisy: npt.NDArray[np.int64] = np.clip(counts + self._noise(u0), 0, self.n)
+        return noisy
 
     def _accuracy(self, beta: Any) -> Accuracy:
-        """Smallest a with Pr[|Z̃| > a] = 2·T_{a+1}/2^63 ≤ β (exact; the clamp only shrinks errors)."""
+        """Smallest a with Pr[|Z̃| > a] = 2·T_{a+1}/2^63 ≤ β (exact; clamping only helps)."""
         w, n = self.weights, self.n
         budget = beta * TABLE_SIZE / 2  # T_{a+1} must not exceed this
         tail = w.plateau * w.plateau_len + w.fold
@@ -202,13 +207,12 @@ class FixedPointGeometric(CountingQuerySampler):
             tail += value
         tails.append(tail)
         tails.reverse()  # tails[a] = T_{a+1} for a = 0 … R
-        for a, t in enumerate(tails):
-            if t <= budget:
-                break
-        else:  # on the plateau: T_{a+1} = (n−a−1)·p + fold
-            if w.fold > budget:
-                a = n
-            else:
-                a = max(len(tails), n - 1 - int((budget - w.fold) // w.plateau))
+        a = next((a for a, t in enumerate(tails) if t <= budget), None)
+        if a is None:  # on the plateau: T_{a+1} = (n−a−1)·p + fold
+            a = (
+                n
+                if w.fold > budget
+                else max(len(tails), n - 1 - int((budget - w.fold) // w.plateau))
+            )
         bound = ErrorBound(min(a, n), beta)
         return Accuracy(bound, bound, formula="smallest a with 2·Σ_{|j|>a} W(j) ≤ β·2^63")

@@ -17,14 +17,13 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import Any
 
-from gmpy2 import mpq
-
 from dpplug.exact import smallest_at_least
 from dpplug.guarantee import COUNT_SENSITIVITY_1, Accuracy, ErrorBound, Guarantee
 from dpplug.kinds import CountingQuerySampler
 from dpplug.params import Schema, count_bound_param, epsilon_param
 from dpplug.plugins.samplers.geometric_params import GeometricParams
 from dpplug.pmf import Pmf
+from gmpy2 import mpq
 
 
 class GeoSample(CountingQuerySampler):
@@ -54,9 +53,9 @@ class GeoSample(CountingQuerySampler):
     def _g_uncached(self, j: int) -> int:
         x, n = self.geometric.x, self.n
         if j < 0:
-            return x ** (-j) * (x + 1) ** (n + j)
+            return int(x ** (-j) * (x + 1) ** (n + j))
         if j < n:
-            return self.d - x ** (j + 1) * (x + 1) ** (n - 1 - j)
+            return int(self.d - x ** (j + 1) * (x + 1) ** (n - 1 - j))
         return self.d
 
     @property

@@ -16,13 +16,12 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import Any
 
-from gmpy2 import mpq
-
 from dpplug.exact import ceil_log2, exp_lower, smallest_at_least
 from dpplug.guarantee import COUNT_SENSITIVITY_1, Accuracy, ErrorBound, Guarantee
 from dpplug.kinds import CountingQuerySampler
 from dpplug.params import Param, Schema, count_bound_param, epsilon_param
 from dpplug.pmf import Pmf
+from gmpy2 import mpq
 
 
 def _tsgd_delta(L: Any, k: int) -> Any:
@@ -33,10 +32,15 @@ def _tsgd_delta(L: Any, k: int) -> Any:
 class TruncatedGeometric(CountingQuerySampler):
     name = "truncated-geometric"
     summary = "k-TSGD noise with rational e^ε: exact (ε, δ)-DP count release, outputs c ± k."
-    reference = "Desfontaines, Voss, Gipson, Mandayam, Differentially private partition selection: Def. 6–7, Thm 4"
+    reference = (
+        "Desfontaines, Voss, Gipson, Mandayam, Differentially private partition selection: "
+        "Def. 6–7, Thm 4"
+    )
     schema = Schema(
         (
-            epsilon_param("Guarantee for one count of sensitivity 1 (e^ε rounded down to a rational)."),
+            epsilon_param(
+                "Guarantee for one count of sensitivity 1 (e^ε rounded down to a rational)."
+            ),
             Param(
                 "delta",
                 "rational",
@@ -76,7 +80,7 @@ class TruncatedGeometric(CountingQuerySampler):
         a, b, k = self.a, self.b, self.k
         if s > k:
             return 0
-        return b**s * (a ** (k - s + 1) - b ** (k - s + 1)) // (a - b)
+        return int(b**s * (a ** (k - s + 1) - b ** (k - s + 1)) // (a - b))
 
     def _g_uncached(self, j: int) -> int:
         """G(j) = Σ_{x=−k}^{j} w_x."""
@@ -99,7 +103,9 @@ class TruncatedGeometric(CountingQuerySampler):
 
     def _pmf(self, count: int) -> Pmf:
         a, b, k = self.a, self.b, self.k
-        return Pmf({count + x: mpq(a ** (k - abs(x)) * b ** abs(x), self.d) for x in range(-k, k + 1)})
+        return Pmf(
+            {count + x: mpq(a ** (k - abs(x)) * b ** abs(x), self.d) for x in range(-k, k + 1)}
+        )
 
     def _accuracy(self, beta: Any) -> Accuracy:
         """Smallest a with Pr[|X| > a] = 2·S(a+1)/d ≤ β (0 for a ≥ k)."""

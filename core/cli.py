@@ -1,0 +1,256 @@
+"""The ``dpplug`` command line: list, describe and sample registered mechanisms.
+
+Bad arguments exit with status 2 and one line on stderr (``dpplug: error: …``), never a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+from collections.abc import Sequence
+from fractions import Fraction
+from typing import Any, NoReturn
+
+import numpy as np
+from dpplug.errors import BadParameter, DpplugError
+from dpplug.kinds import CountingQuerySampler, Mechanism
+from dpplug.randomness import SeededSource, SystemSource
+from dpplug.registry import Entry, Registry, registry
+from rich.console import Console
+from rich.table import Table
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"dpplug: error: {message} (see `{self.prog} --help`)\n")
+
+
+def _parse_value(text: str) -> object:
+    """A --param value: an int, an exact decimal or fraction ("0.5", "1/3"), or a float ("nan")."""
+    if re.fullmatch(r"[+-]?\d+", text.strip()):
+        return int(text)
+    try:
+        return Fraction(text.strip())
+    except (ValueError, ZeroDivisionError):
+        pass
+    try:
+        return float(text)
+    except ValueError:
+        return text
+
+
+def _params(pairs: Sequence[str]) -> dict[str, object]:
+    params: dict[str, object] = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key:
+            raise BadParameter(
+                f"--param expects KEY=VALUE, got {pair!r} (e.g. --param epsilon=0.5)"
+            )
+        params[key.strip()] = _parse_value(value)
+    return params
+
+
+def _example(entry: Entry, params: dict[str, object]) -> Mechanism | None:
+    """An instance for display: with *params*, else the first conformance case, else None."""
+    if params:
+        return entry.create(**params)
+    cases = entry.cls.conformance_cases
+    return entry.create(**cases[0]) if cases else None
+
+
+def _listing(reg: Registry) -> list[dict[str, Any]]:
+    rows: list[dict[str, Any]] = []
+    for entry in reg:
+        source = {
+            "distribution": entry.source.distribution,
+            "version": entry.source.version,
+            "plugin": entry.source.plugin,
+        }
+        row: dict[str, Any] = {"name": entry.name, "kind": entry.kind.value, "source": source}
+        try:
+            example = _example(entry, {})
+        except DpplugError as exc:
+            row.update(status="broken", error=str(exc), form=None, relation=None)
+        else:
+            guarantee = example.guarantee if example is not None else None
+            row.update(
+                status="ok",
+                form=guarantee.form if guarantee else None,
+                relation=guarantee.neighbouring.relation.value if guarantee else None,
+            )
+        rows.append(row)
+    for broken in reg.broken:
+        rows.append(
+            {
+                "name": broken.source.plugin,
+                "kind": None,
+                "form": None,
+                "relation": None,
+                "source": {
+                    "distribution": broken.source.distribution,
+                    "version": broken.source.version,
+                    "plugin": broken.source.plugin,
+                },
+                "status": "broken",
+                "error": broken.error,
+            }
+        )
+    return rows
+
+
+def _cmd_list(args: argparse.Namespace, out: Console) -> None:
+    rows = _listing(registry())
+    if args.json:
+        print(json.dumps(rows, indent=2))
+        return
+    table = Table(title="dpplug mechanisms")
+    for column in ("name", "kind", "guarantee", "neighbours", "source", "status"):
+        table.add_column(column, no_wrap=column == "name", min_width=6)
+    for row in rows:
+        source = row["source"]
+        status = "ok" if row["status"] == "ok" else f"[red]broken[/red]: {row['error']}"
+        table.add_row(
+            row["name"],
+            row["kind"] or "?",
+            row["form"] or "?",
+            row["relation"] or "?",
+            f"{source['distribution']} {source['version']}".strip(),
+            status,
+        )
+    out.print(table)
+
+
+def _description(entry: Entry, params: dict[str, object]) -> dict[str, Any]:
+    cls = entry.cls
+    example = _example(entry, params)
+    info: dict[str, Any] = {
+        "name": entry.name,
+        "kind": entry.kind.value,
+        "summary": cls.summary,
+        "reference": cls.reference,
+        "strict_time": cls.strict_time,
+        "source": entry.source.describe(),
+        "parameters": [p.as_dict() for p in cls.schema],
+    }
+    if example is not None:
+        accuracy = example.accuracy(Fraction(1, 20))
+        info["example"] = {
+            "parameters": {k: str(v) for k, v in example.params.items() if v is not None},
+            "derived": {k: str(v) for k, v in example.derived.items()},
+            "guarantee": example.guarantee.as_dict(),
+            "guarantee_text": example.guarantee.describe(),
+            "accuracy_beta_1_20": accuracy.as_dict(),
+        }
+    return info
+
+
+def _cmd_describe(args: argparse.Namespace, out: Console) -> None:
+    info = _description(registry().get(args.name), _params(args.param))
+    if args.json:
+        print(json.dumps(info, indent=2))
+        return
+    out.print(f"[bold]{info['name']}[/bold] ({info['kind']}) from {info['source']}")
+    out.print(info["summary"])
+    out.print(f"Implements: {info['reference']}")
+    out.print(f"Strict running time: {'yes' if info['strict_time'] else 'no (expected time)'}")
+    table = Table(title="parameters")
+    for column in ("name", "type", "range", "default", "meaning"):
+        table.add_column(column)
+    for p in info["parameters"]:
+        default = "required" if p["required"] else str(p["default"])
+        table.add_row(p["name"], p["type"], p["range"], default, p["doc"])
+    out.print(table)
+    if "example" in info:
+        ex = info["example"]
+        given = ", ".join(f"{k}={v}" for k, v in ex["parameters"].items())
+        out.print(f"With {given}:")
+        out.print(f"  guarantee: {ex['guarantee_text']}")
+        if ex["derived"]:
+            out.print("  derived: " + ", ".join(f"{k}={v}" for k, v in ex["derived"].items()))
+        acc = ex["accuracy_beta_1_20"]
+        out.print(f"  accuracy at β = 1/20: a = {acc['per_query']['a']} ({acc['formula']})")
+
+
+def _cmd_sample(args: argparse.Namespace, out: Console) -> None:
+    if args.size < 1:
+        raise BadParameter(f"--size must be at least 1, got {args.size}")
+    mechanism = registry().create(args.name, **_params(args.param))
+    if not isinstance(mechanism, CountingQuerySampler):
+        raise BadParameter(
+            f"{args.name} is a {mechanism.kind.value}, not a sampler; "
+            "`dpplug list` shows the samplers"
+        )
+    source = SystemSource() if args.seed is None else SeededSource(args.seed)
+    noisy = mechanism.sample(np.full(args.size, args.count, dtype=np.int64), source)
+    if args.json:
+        print(
+            json.dumps(
+                {
+                    "name": args.name,
+                    "parameters": {k: str(v) for k, v in mechanism.params.items() if v is not None},
+                    "guarantee": mechanism.guarantee.as_dict(),
+                    "count": args.count,
+                    "seed": args.seed,
+                    "samples": [int(v) for v in noisy],
+                }
+            )
+        )
+    else:
+        print(" ".join(str(int(v)) for v in noisy))
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="dpplug", description=__doc__.splitlines()[0] if __doc__ else None)
+    commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    listing = commands.add_parser("list", help="every registered plugin and its status")
+    listing.add_argument("--json", action="store_true", help="print a JSON array")
+    listing.set_defaults(run=_cmd_list)
+    describe = commands.add_parser("describe", help="parameters, guarantee and accuracy of NAME")
+    describe.add_argument("name")
+    describe.add_argument(
+        "--param",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="describe these parameters instead of the example case",
+    )
+    describe.add_argument("--json", action="store_true")
+    describe.set_defaults(run=_cmd_describe)
+    sample = commands.add_parser("sample", help="draw noisy counts from a sampler")
+    sample.add_argument("name")
+    sample.add_argument("--count", type=int, required=True, help="the true count")
+    sample.add_argument("--size", type=int, default=1, help="how many noisy counts (default 1)")
+    sample.add_argument(
+        "--param",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="a mechanism parameter, e.g. --param epsilon=0.5 (repeatable)",
+    )
+    sample.add_argument(
+        "--seed",
+        type=int,
+        default=None,
+        help="reproducible seeded source (tests only; default: OS CSPRNG)",
+    )
+    sample.add_argument("--json", action="store_true")
+    sample.set_defaults(run=_cmd_sample)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``dpplug`` command; returns the exit status."""
+    args = _parser().parse_args(argv)
+    try:
+        args.run(args, Console())
+    except DpplugError as exc:
+        print(f"dpplug: error: {exc}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

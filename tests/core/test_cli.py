@@ -1,0 +1,183 @@
+"""The dpplug command line, called in-process and once as the installed console script."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+
+import pytest
+from dpplug.cli import main
+
+
+def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    status = main(list(argv))
+    out, err = capsys.readouterr()
+    return status, out, err
+
+
+def test_list_json_has_every_builtin_with_source_and_status(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    status, out, _ = run(capsys, "list", "--json")
+    assert status == 0
+    rows = {row["name"]: row for row in json.loads(out)}
+    assert {"geosample", "fastsample", "truncated-geometric", "discrete-laplace"} <= set(rows)
+    geo = rows["geosample"]
+    assert geo["kind"] == "sampler" and geo["status"] == "ok" and geo["form"] == "pure"
+    assert geo["relation"] == "count" and geo["source"]["distribution"] == "dpplug"
+    assert rows["truncated-geometric"]["form"] == "approximate"
+
+
+def test_list_table(capsys: pytest.CaptureFixture[str]) -> None:
+    status, out, _ = run(capsys, "list")
+    assert status == 0 and "geosample" in out and "ok" in out
+
+
+def test_describe_shows_parameters_guarantee_and_reference(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    status, out, _ = run(capsys, "describe", "geosample", "--json")
+    info = json.loads(out)
+    assert status == 0
+    assert [p["name"] for p in info["parameters"]] == ["n", "epsilon"]
+    assert "Alg. 4.8" in info["reference"]
+    assert info["example"]["guarantee"]["exp_epsilon"] == "3/2"
+    status, out, _ = run(
+        capsys,
+        "describe",
+        "fastsample",
+        "--param",
+        "n=10",
+        "--param",
+        "epsilon=1/4",
+        "--param",
+        "gamma=0.01",
+    )
+    assert status == 0 and "ln(5/4)" in out and "t=" in out
+
+
+def test_sample_is_reproducible_with_a_seed(capsys: pytest.CaptureFixture[str]) -> None:
+    argv = (
+        "sample",
+        "geosample",
+        "--count",
+        "5",
+        "--size",
+        "20",
+        "--param",
+        "n=12",
+        "--param",
+        "epsilon=0.5",
+        "--seed",
+        "11",
+        "--json",
+    )
+    _, first, _ = run(capsys, *argv)
+    _, second, _ = run(capsys, *argv)
+    assert first == second
+    result = json.loads(first)
+    assert len(result["samples"]) == 20 and all(0 <= v <= 12 for v in result["samples"])
+    status, out, _ = run(
+        capsys,
+        "sample",
+        "fixedpoint-geometric",
+        "--count",
+        "3",
+        "--size",
+        "4",
+        "--param",
+        "n=10",
+        "--param",
+        "epsilon=1",
+    )
+    assert status == 0 and len(out.split()) == 4
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (("sample", "nope", "--count", "1"), "no mechanism named 'nope'"),
+        (
+            ("sample", "geosample", "--count", "1", "--param", "n=5", "--param", "epsilon=0"),
+            "epsilon=0 is invalid",
+        ),
+        (
+            ("sample", "geosample", "--count", "1", "--param", "n=5", "--param", "epsilon=nan"),
+            "not finite",
+        ),
+        (
+            (
+                "sample",
+                "truncated-geometric",
+                "--count",
+                "1",
+                "--param",
+                "epsilon=1",
+                "--param",
+                "delta=1.5",
+            ),
+            "delta",
+        ),
+        (
+            ("sample", "geosample", "--count", "9", "--param", "n=5", "--param", "epsilon=1"),
+            "must be in [0, 5], got 9",
+        ),
+        (
+            ("sample", "geosample", "--count", "1", "--param", "n=5", "--param", "epsilon"),
+            "KEY=VALUE",
+        ),
+        (
+            (
+                "sample",
+                "geosample",
+                "--count",
+                "1",
+                "--size",
+                "0",
+                "--param",
+                "n=5",
+                "--param",
+                "epsilon=1",
+            ),
+            "--size",
+        ),
+        (("describe", "geosampel"), "did you mean 'geosample'"),
+    ],
+)
+def test_bad_arguments_exit_2_with_one_line(
+    capsys: pytest.CaptureFixture[str], argv: tuple[str, ...], message: str
+) -> None:
+    status, out, err = run(capsys, *argv)
+    assert status == 2 and out == ""
+    assert err.count("\n") == 1 and err.startswith("dpplug: error:") and message in err
+
+
+def test_usage_errors_are_one_line_too(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        main(["sample", "geosample", "--count", "x"])
+    err = capsys.readouterr().err
+    assert exit_info.value.code == 2 and err.count("\n") == 1 and "invalid int" in err
+
+
+def test_console_script_has_no_traceback() -> None:
+    executable = shutil.which("dpplug")
+    assert executable is not None, "the dpplug console script is not installed"
+    done = subprocess.run(
+        [
+            executable,
+            "sample",
+            "geosample",
+            "--count",
+            "1",
+            "--param",
+            "n=0",
+            "--param",
+            "epsilon=1",
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert done.stderr.strip().startswith("dpplug: error: n=0 is invalid")
