@@ -11,15 +11,19 @@ import re
 import sys
 from collections.abc import Sequence
 from fractions import Fraction
+from pathlib import Path
 from typing import Any, NoReturn
 
 import numpy as np
+from rich.console import Console
+from rich.progress import Progress
+from rich.table import Table
+
+from dpplug.conformance.results import recorded_level
 from dpplug.errors import BadParameter, DpplugError
 from dpplug.kinds import CountingQuerySampler, Mechanism
 from dpplug.randomness import SeededSource, SystemSource
 from dpplug.registry import Entry, Registry, registry
-from rich.console import Console
-from rich.table import Table
 
 
 class _Parser(argparse.ArgumentParser):
@@ -80,6 +84,7 @@ def _listing(reg: Registry) -> list[dict[str, Any]]:
                 status="ok",
                 form=guarantee.form if guarantee else None,
                 relation=guarantee.neighbouring.relation.value if guarantee else None,
+                level=recorded_level(entry.name, entry.source.describe()) or "unchecked",
             )
         rows.append(row)
     for broken in reg.broken:
@@ -107,7 +112,7 @@ def _cmd_list(args: argparse.Namespace, out: Console) -> None:
         print(json.dumps(rows, indent=2))
         return
     table = Table(title="dpplug mechanisms")
-    for column in ("name", "kind", "guarantee", "neighbours", "source", "status"):
+    for column in ("name", "kind", "guarantee", "neighbours", "source", "level", "status"):
         table.add_column(column, no_wrap=column == "name", min_width=6)
     for row in rows:
         source = row["source"]
@@ -118,6 +123,7 @@ def _cmd_list(args: argparse.Namespace, out: Console) -> None:
             row["form"] or "?",
             row["relation"] or "?",
             f"{source['distribution']} {source['version']}".strip(),
+            row.get("level") or "-",
             status,
         )
     out.print(table)
@@ -174,6 +180,63 @@ def _cmd_describe(args: argparse.Namespace, out: Console) -> None:
         out.print(f"  accuracy at β = 1/20: a = {acc['per_query']['a']} ({acc['formula']})")
 
 
+def _cmd_conform(args: argparse.Namespace, out: Console) -> int:
+    # Imported here: the conformance suite needs scipy, matplotlib and hypothesis.
+    from dpplug.conformance.report import write_report
+    from dpplug.conformance.results import Outcome, record_levels
+    from dpplug.conformance.runner import CONTRACTS, run_plugin
+    from dpplug.conformance.settings import Settings
+
+    reg = registry()
+    entries = [reg.get(name) for name in args.names] if args.names else reg.entries()
+    settings = Settings(mode=args.mode, seed=args.seed)
+    progress_console = Console(stderr=True)
+    results = []
+    with Progress(
+        *Progress.get_default_columns(), console=progress_console, transient=True
+    ) as progress:
+        task = progress.add_task("conformance", total=len(entries) * len(CONTRACTS))
+        for entry in entries:
+
+            def step(contract: str, _result: object, name: str = entry.name) -> None:
+                progress.update(task, advance=1, description=f"{name}: {contract}")
+
+            results.append(run_plugin(entry, settings, on_contract=step))
+    record_levels(results, settings.describe())
+    if args.report:
+        path = write_report(results, settings, Path(args.report))
+        progress_console.print(f"report: {path}")
+    if args.json:
+        print(
+            json.dumps(
+                {"settings": settings.describe(), "plugins": [r.as_dict() for r in results]},
+                indent=2,
+            )
+        )
+    else:
+        table = Table(title="dpplug conformance", caption=settings.describe())
+        table.add_column("plugin", no_wrap=True)
+        table.add_column("level")
+        for number in range(1, len(CONTRACTS) + 1):
+            table.add_column(str(number), justify="center")
+        marks = {
+            Outcome.PASSED: "[green]pass[/green]",
+            Outcome.FAILED: "[red]FAIL[/red]",
+            Outcome.SKIPPED: "[dim]skip[/dim]",
+        }
+        for result in results:
+            table.add_row(
+                result.name, result.level.value, *(marks[r.outcome] for r in result.results)
+            )
+        out.print(table)
+        out.print("  ".join(f"{i}={name}" for i, name in enumerate(CONTRACTS, start=1)))
+        for result in results:
+            for r in result.results:
+                if r.outcome is not Outcome.PASSED:
+                    out.print(f"{result.name} / {r.contract}: {r.outcome.value}: {r.detail}")
+    return 1 if any(r.failed for r in results) else 0
+
+
 def _cmd_sample(args: argparse.Namespace, out: Console) -> None:
     if args.size < 1:
         raise BadParameter(f"--size must be at least 1, got {args.size}")
@@ -219,6 +282,27 @@ def _parser() -> argparse.ArgumentParser:
     )
     describe.add_argument("--json", action="store_true")
     describe.set_defaults(run=_cmd_describe)
+    conform = commands.add_parser("conform", help="check plugins against their contracts")
+    conform.add_argument("names", nargs="*", metavar="NAME", help="plugins (default: all)")
+    mode = conform.add_mutually_exclusive_group()
+    mode.add_argument(
+        "--fast",
+        dest="mode",
+        action="store_const",
+        const="fast",
+        help="smaller samples (a quick smoke run)",
+    )
+    mode.add_argument(
+        "--full",
+        dest="mode",
+        action="store_const",
+        const="full",
+        help="larger samples (more power)",
+    )
+    conform.set_defaults(mode="default", run=_cmd_conform)
+    conform.add_argument("--seed", type=int, default=0, help="seed of every statistical test")
+    conform.add_argument("--json", action="store_true", help="print machine-readable results")
+    conform.add_argument("--report", metavar="DIR", help="write an HTML report with plots")
     sample = commands.add_parser("sample", help="draw noisy counts from a sampler")
     sample.add_argument("name")
     sample.add_argument("--count", type=int, required=True, help="the true count")
@@ -245,11 +329,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``dpplug`` command; returns the exit status."""
     args = _parser().parse_args(argv)
     try:
-        args.run(args, Console())
+        status = args.run(args, Console())
     except DpplugError as exc:
         print(f"dpplug: error: {exc}", file=sys.stderr)
         return 2
-    return 0
+    return int(status or 0)
 
 
 if __name__ == "__main__":

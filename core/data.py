@@ -10,6 +10,7 @@ import numbers
 
 import numpy as np
 import numpy.typing as npt
+
 from dpplug.errors import BadData
 
 

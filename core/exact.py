@@ -93,3 +93,19 @@ def smallest_at_least(g: Callable[[int], Any], lo: int, hi: int, u: Any) -> int:
     This is the integer inverse-CDF step of Balcer–Vadhan (binary search over an exact scaled CDF).
     """
     return lo + bisect.bisect_left(range(lo, hi + 1), u, key=g)
+
+
+def smallest_error_bound(tail: Callable[[int], Any], beta: Any, cap: int | None = None) -> int:
+    """The smallest a ≥ 0 with tail(a) ≤ β, for a non-increasing error tail a ↦ Pr[|error| > a].
+
+    With *cap* (a clamped sampler's n, where the error can never exceed cap) the answer is at most
+    cap. Exponential then binary search: O(log a) evaluations of the exact tail.
+    """
+
+    def holds(a: int) -> bool:
+        return (cap is not None and a >= cap) or bool(tail(a) <= beta)
+
+    high = 1
+    while not holds(high):
+        high *= 2
+    return smallest_at_least(holds, 0, high, True)

@@ -13,8 +13,9 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
-from dpplug.exact import display_ln
 from gmpy2 import mpq
+
+from dpplug.exact import display_ln
 
 
 class Relation(StrEnum):

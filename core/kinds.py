@@ -21,13 +21,14 @@ from typing import Any, ClassVar
 
 import numpy as np
 import numpy.typing as npt
+from gmpy2 import mpq
+
 from dpplug.data import integer_array, integer_scalar
 from dpplug.errors import NotSupported, PluginFault
 from dpplug.guarantee import Accuracy, Guarantee
 from dpplug.params import Param, Schema
 from dpplug.pmf import Pmf
 from dpplug.randomness import RandomSource, default_source
-from gmpy2 import mpq
 
 #: Count bound of samplers that accept any integer (noise addition, no clamping).
 UNBOUNDED_COUNT = 1 << 62

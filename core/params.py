@@ -14,9 +14,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from gmpy2 import mpq
+
 from dpplug.errors import BadParameter
 from dpplug.exact import as_rational
-from gmpy2 import mpq
 
 _REQUIRED: Any = object()
 

@@ -24,6 +24,7 @@ from abc import ABC, abstractmethod
 
 import numpy as np
 import numpy.typing as npt
+
 from dpplug.errors import BadParameter
 
 #: The largest d for which :meth:`RandomSource.uniform_array` works on machine integers.

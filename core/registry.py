@@ -20,6 +20,7 @@ from importlib import metadata
 from typing import Any
 
 import pluggy
+
 from dpplug import hookspecs
 from dpplug.errors import (
     DpplugError,

@@ -17,13 +17,14 @@ from typing import Any
 
 import numpy as np
 import numpy.typing as npt
-from dpplug.exact import exp_upper
+from gmpy2 import mpq
+
+from dpplug.exact import exp_upper, smallest_error_bound
 from dpplug.guarantee import COUNT_SENSITIVITY_1, Accuracy, ErrorBound, Guarantee
 from dpplug.kinds import CountingQuerySampler
 from dpplug.params import Schema, epsilon_param
 from dpplug.pmf import Pmf
 from dpplug.randomness import RandomSource
-from gmpy2 import mpq
 
 _DENOMINATOR_BITS = 32
 _PMF_WINDOW = 32
@@ -77,8 +78,7 @@ class DiscreteLaplace(CountingQuerySampler):
 
     def _accuracy(self, beta: Any) -> Accuracy:
         """Smallest a with Pr[|Z| > a] = 2α^{a+1}/(1+α) ≤ β."""
-        alpha, a = self.alpha, 0
-        while 2 * alpha ** (a + 1) / (1 + alpha) > beta:
-            a += 1
+        alpha = self.alpha
+        a = smallest_error_bound(lambda a: 2 * alpha ** (a + 1) / (1 + alpha), beta)
         bound = ErrorBound(a, beta)
         return Accuracy(bound, bound, formula="smallest a with 2α^(a+1)/(1+α) ≤ β")

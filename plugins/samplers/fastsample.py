@@ -23,13 +23,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from dpplug.exact import smallest_at_least
+from gmpy2 import mpq
+
+from dpplug.exact import smallest_at_least, smallest_error_bound
 from dpplug.guarantee import COUNT_SENSITIVITY_1, Accuracy, ErrorBound, Guarantee
 from dpplug.kinds import CountingQuerySampler
 from dpplug.params import Param, Schema, count_bound_param, epsilon_param, unit_fraction
 from dpplug.plugins.samplers.geometric_params import GeometricParams
 from dpplug.pmf import Pmf
-from gmpy2 import mpq
 
 
 class FastSample(CountingQuerySampler):
@@ -38,17 +39,17 @@ class FastSample(CountingQuerySampler):
     reference = "Balcer & Vadhan, Differential Privacy on Finite Computers: Alg. 4.11 / Thm 4.10"
     schema = Schema(
         (
-            count_bound_param(),
+            count_bound_param(high=1 << 40),
             epsilon_param(
-                "Guarantee for one count of sensitivity 1; achieved: ln((x+1)/x) as for geosample."
+                "Guarantee for one count of sensitivity 1; achieved: ln((x+1)/x) as for geosample.",
+                low=mpq(1, 1 << 10),
             ),
             Param(
                 "gamma",
                 "rational",
                 "Probability of uniform output (rounded down into 1/ℕ); adds at most γ to β.",
-                low=0,
+                low=mpq(1, 1 << 64),
                 high=mpq(1, 2),
-                low_open=True,
                 example="1/1000",
             ),
         )
@@ -106,8 +107,10 @@ class FastSample(CountingQuerySampler):
         |Z| and the uniform part misses by more than a on at most n − a of its n + 1 values.
         For β > γ this is at most the paper's ⌈(2/ε̃)·ln(1/(β−γ))⌉."""
         n, gamma = self.n, self.gamma
-        a = 0
-        while a < n and (1 - gamma) * self.geometric.tail(a) + gamma * mpq(n - a, n + 1) > beta:
-            a += 1
+
+        def tail(a: int) -> Any:
+            return (1 - gamma) * self.geometric.tail(a) + gamma * mpq(max(n - a, 0), n + 1)
+
+        a = smallest_error_bound(tail, beta, cap=n)
         bound = ErrorBound(a, beta)
         return Accuracy(bound, bound, formula="smallest a with (1−γ)·Pr[|Z|>a] + γ(n−a)/(n+1) ≤ β")

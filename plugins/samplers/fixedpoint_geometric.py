@@ -30,14 +30,15 @@ from typing import Any
 
 import numpy as np
 import numpy.typing as npt
+from gmpy2 import mpq
+
 from dpplug.errors import PluginFault
-from dpplug.exact import ceil_div, exp_lower
+from dpplug.exact import ceil_div, exp_lower, smallest_error_bound
 from dpplug.guarantee import COUNT_SENSITIVITY_1, Accuracy, ErrorBound, Guarantee
 from dpplug.kinds import CountingQuerySampler
 from dpplug.params import Schema, count_bound_param, epsilon_param
 from dpplug.pmf import Pmf
 from dpplug.randomness import RandomSource
-from gmpy2 import mpq
 
 TABLE_BITS = 63
 TABLE_SIZE = 1 << TABLE_BITS
@@ -197,22 +198,11 @@ class FixedPointGeometric(CountingQuerySampler):
         return noisy
 
     def _accuracy(self, beta: Any) -> Accuracy:
-        """Smallest a with Pr[|Z̃| > a] = 2·T_{a+1}/2^63 ≤ β (exact; clamping only helps)."""
-        w, n = self.weights, self.n
-        budget = beta * TABLE_SIZE / 2  # T_{a+1} must not exceed this
-        tail = w.plateau * w.plateau_len + w.fold
-        tails = []  # T_{j} for j = R+1, R, …, 1
-        for value in reversed(w.decreasing[1:]):
-            tails.append(tail)
-            tail += value
-        tails.append(tail)
-        tails.reverse()  # tails[a] = T_{a+1} for a = 0 … R
-        a = next((a for a, t in enumerate(tails) if t <= budget), None)
-        if a is None:  # on the plateau: T_{a+1} = (n−a−1)·p + fold
-            a = (
-                n
-                if w.fold > budget
-                else max(len(tails), n - 1 - int((budget - w.fold) // w.plateau))
-            )
-        bound = ErrorBound(min(a, n), beta)
-        return Accuracy(bound, bound, formula="smallest a with 2·Σ_{|j|>a} W(j) ≤ β·2^63")
+        """Smallest a with Pr[|Z̃| > a] = 2·(2^63 − C(a))/2^63 ≤ β (Z̃ is symmetric; clamping
+        only shrinks errors)."""
+
+        def tail(a: int) -> Any:
+            return mpq(2 * (TABLE_SIZE - self._cumulative(a)), TABLE_SIZE)
+
+        bound = ErrorBound(smallest_error_bound(tail, beta, cap=self.n), beta)
+        return Accuracy(bound, bound, formula="smallest a with 2·Σ_{j>a} W(j) ≤ β·2^63")

@@ -11,9 +11,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from gmpy2 import mpq
+
 from dpplug.exact import ceil_log2
 from dpplug.params import unit_fraction
-from gmpy2 import mpq
 
 
 @dataclass(frozen=True)

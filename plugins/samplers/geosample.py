@@ -17,13 +17,14 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import Any
 
-from dpplug.exact import smallest_at_least
+from gmpy2 import mpq
+
+from dpplug.exact import smallest_at_least, smallest_error_bound
 from dpplug.guarantee import COUNT_SENSITIVITY_1, Accuracy, ErrorBound, Guarantee
 from dpplug.kinds import CountingQuerySampler
 from dpplug.params import Schema, count_bound_param, epsilon_param
 from dpplug.plugins.samplers.geometric_params import GeometricParams
 from dpplug.pmf import Pmf
-from gmpy2 import mpq
 
 
 class GeoSample(CountingQuerySampler):
@@ -32,10 +33,11 @@ class GeoSample(CountingQuerySampler):
     reference = "Balcer & Vadhan, Differential Privacy on Finite Computers: Alg. 4.8 / Thm 4.7"
     schema = Schema(
         (
-            count_bound_param(),
+            count_bound_param(high=10**6),
             epsilon_param(
                 "Guarantee for one count of sensitivity 1; achieved: ln((x+1)/x) with "
-                "x = 2^⌈log₂(1/ε)⌉ (paper ε′ = 2ε rounded down into 1/ℕ)."
+                "x = 2^⌈log₂(1/ε)⌉ (paper ε′ = 2ε rounded down into 1/ℕ).",
+                low=mpq(1, 1 << 20),
             ),
         )
     )
@@ -79,8 +81,6 @@ class GeoSample(CountingQuerySampler):
     def _accuracy(self, beta: Any) -> Accuracy:
         """Exact integer form of a = ⌈(2/ε̃)·ln(1/β)⌉: the smallest a with
         Pr[|Z| > a] = 2x·x^a/((2x+1)(x+1)^a) ≤ β (clamping only shrinks the error)."""
-        a = 0
-        while a < self.n and self.geometric.tail(a) > beta:
-            a += 1
+        a = smallest_error_bound(self.geometric.tail, beta, cap=self.n)
         bound = ErrorBound(a, beta)
         return Accuracy(bound, bound, formula="smallest a with 2x·x^a ≤ β·(2x+1)·(x+1)^a")

@@ -7,6 +7,12 @@ e^ε is rounded down to a rational L = a/b (so ε̃ = ln L ≤ ε, within ε/102
 c + X is (ε̃, δ′)-DP for counts differing by one, with δ′ = Pr[X = k] ≤ δ exactly: neighbouring
 outputs have likelihood ratio at most L except at the extreme value, whose mass is δ′.
 
+Given a count bound ``n``, the release is clamp(c + X, 0, n), a counting-query sampler on [0, n]
+as Balcer–Vadhan's releasers need (clamping is post-processing); without one it is c + X on ℤ.
+
+Given a count bound ``n``, the release is clamp(c + X, 0, n), a counting-query sampler on [0, n]
+as Balcer–Vadhan's releasers need (clamping is post-processing); without one it is c + X on ℤ.
+
 The inverse CDF uses the closed form of the partial sums S(s) = Σ_{m=s}^{k} a^{k−m} b^m
 = b^s (a^{k−s+1} − b^{k−s+1})/(a − b), so no table of 2k+1 big integers is kept.
 """
@@ -16,12 +22,13 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import Any
 
-from dpplug.exact import ceil_log2, exp_lower, smallest_at_least
+from gmpy2 import mpq
+
+from dpplug.exact import ceil_log2, exp_lower, smallest_at_least, smallest_error_bound
 from dpplug.guarantee import COUNT_SENSITIVITY_1, Accuracy, ErrorBound, Guarantee
 from dpplug.kinds import CountingQuerySampler
 from dpplug.params import Param, Schema, count_bound_param, epsilon_param
 from dpplug.pmf import Pmf
-from gmpy2 import mpq
 
 
 def _tsgd_delta(L: Any, k: int) -> Any:
@@ -39,15 +46,15 @@ class TruncatedGeometric(CountingQuerySampler):
     schema = Schema(
         (
             epsilon_param(
-                "Guarantee for one count of sensitivity 1 (e^ε rounded down to a rational)."
+                "Guarantee for one count of sensitivity 1 (e^ε rounded down to a rational).",
+                low=mpq(1, 1 << 10),
             ),
             Param(
                 "delta",
                 "rational",
                 "δ of the guarantee; the achieved δ′ = Pr[X = k] ≤ δ.",
-                low=0,
+                low=mpq(1, 1 << 128),
                 high=1,
-                low_open=True,
                 high_open=True,
                 example="1e-6",
             ),
@@ -92,10 +99,15 @@ class TruncatedGeometric(CountingQuerySampler):
     def guarantee(self) -> Guarantee:
         return Guarantee(self.exp_epsilon, self.delta, COUNT_SENSITIVITY_1)
 
+    def _clamp(self, z: int) -> int:
+        return z if self.n is None else min(max(z, 0), self.n)
+
     def _output(self, count: int, u: int) -> int:
-        return count + smallest_at_least(self._g, -self.k, self.k, u)
+        return self._clamp(count + smallest_at_least(self._g, -self.k, self.k, u))
 
     def _scaled_cdf(self, z: int, count: int) -> int:
+        if self.n is not None and (z < 0 or z >= self.n):
+            return 0 if z < 0 else self.d
         j = z - count
         if j < -self.k:
             return 0
@@ -103,14 +115,14 @@ class TruncatedGeometric(CountingQuerySampler):
 
     def _pmf(self, count: int) -> Pmf:
         a, b, k = self.a, self.b, self.k
-        return Pmf(
-            {count + x: mpq(a ** (k - abs(x)) * b ** abs(x), self.d) for x in range(-k, k + 1)}
-        )
+        law: dict[int, Any] = {}
+        for x in range(-k, k + 1):
+            z = self._clamp(count + x)
+            law[z] = law.get(z, mpq(0)) + mpq(a ** (k - abs(x)) * b ** abs(x), self.d)
+        return Pmf(law)
 
     def _accuracy(self, beta: Any) -> Accuracy:
-        """Smallest a with Pr[|X| > a] = 2·S(a+1)/d ≤ β (0 for a ≥ k)."""
-        a = 0
-        while a < self.k and mpq(2 * self._tail(a + 1), self.d) > beta:
-            a += 1
+        """Smallest a with Pr[|X| > a] = 2·S(a+1)/d ≤ β (0 for a ≥ k; clamping only helps)."""
+        a = smallest_error_bound(lambda a: mpq(2 * self._tail(a + 1), self.d), beta, cap=self.k)
         bound = ErrorBound(a, beta)
         return Accuracy(bound, bound, formula="smallest a with Pr[|X| > a] ≤ β for k-TSGD X")

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from gmpy2 import mpq
+
 import dpplug
 from dpplug.guarantee import COUNT_SENSITIVITY_1
-from gmpy2 import mpq
 
 
 class RandomizedResponse(dpplug.CountingQuerySampler):

@@ -6,10 +6,11 @@ import math
 
 import gmpy2
 import pytest
-from dpplug.exact import ceil_log2, exp_lower, exp_upper, smallest_at_least
 from gmpy2 import mpq
 from hypothesis import given
 from hypothesis import strategies as st
+
+from dpplug.exact import ceil_log2, exp_lower, exp_upper, smallest_at_least
 
 
 @given(st.fractions(min_value=-20, max_value=20), st.integers(min_value=1, max_value=64))

@@ -5,13 +5,14 @@ from __future__ import annotations
 import math
 from fractions import Fraction
 
-import dpplug
 import numpy as np
 import pytest
-from dpplug.params import Param, Schema, unit_fraction
 from gmpy2 import mpq
 from hypothesis import given
 from hypothesis import strategies as st
+
+import dpplug
+from dpplug.params import Param, Schema, unit_fraction
 
 EPSILON = Param("epsilon", "rational", "ε.", low=0, low_open=True, high=64, example="0.5")
 N = Param("n", "integer", "n.", low=1, high=100)

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from collections import Counter
 
-import dpplug
 import numpy as np
 import pytest
-from dpplug.randomness import default_source
 from scipy import stats
+
+import dpplug
+from dpplug.randomness import default_source
 
 
 def test_seeded_sources_are_reproducible_and_distinct() -> None:

@@ -7,9 +7,10 @@ import textwrap
 import types
 from pathlib import Path
 
-import dpplug
 import pytest
 from conftest import RandomizedResponse
+
+import dpplug
 from dpplug import Registry
 
 BUILTIN_SAMPLERS = {

@@ -1,0 +1,1 @@
+"""Conformance checks: privacy and accuracy contracts for registered mechanisms."""

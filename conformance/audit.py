@@ -1,0 +1,116 @@
+"""Contract 5, black-box audit: a statistical lower bound on ε from samples alone, for every
+plugin, including those with no exact pmf.
+
+For each conformance case and each neighbouring pair of inputs (both ends and the middle), in both
+directions: on a first batch of samples choose the event E (an output, or all outputs ≥ t, or all
+≤ t) that looks most distinguishing; on a fresh batch bound Pr[E | x] from below and Pr[E | x′] from
+above with Clopper–Pearson intervals. If DP holds, Pr[E | x] ≤ e^ε·Pr[E | x′] + δ; the contract
+fails when lower(Pr[E|x]) − δ > e^ε·upper(Pr[E|x′]). With confidence levels split by Bonferroni
+over pairs, directions and the two bounds of each test, a correct mechanism fails with probability
+at most ``settings.false_alarm``. The report gives the largest empirical ε lower bound
+ln((lower − δ)/upper).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+from scipy.stats import beta as beta_distribution
+
+from dpplug.conformance.cases import describe_case, instances, neighbour_pairs
+from dpplug.conformance.results import ContractResult, Outcome
+from dpplug.conformance.settings import Settings
+from dpplug.kinds import CountingQuerySampler
+from dpplug.randomness import SeededSource
+from dpplug.registry import Entry
+
+NAME = "audit"
+#: An event must be seen at least this often in the selection batch to be worth testing.
+MIN_HITS = 20
+
+
+def clopper_pearson(hits: int, trials: int, alpha: float) -> tuple[float, float]:
+    """One-sided (1 − alpha) Clopper–Pearson lower and upper bounds on a binomial proportion."""
+    lower = 0.0 if hits == 0 else float(beta_distribution.ppf(alpha, hits, trials - hits + 1))
+    upper = (
+        1.0 if hits == trials else float(beta_distribution.ppf(1 - alpha, hits + 1, trials - hits))
+    )
+    return lower, upper
+
+
+def _events(
+    x: npt.NDArray[np.int64], y: npt.NDArray[np.int64], delta: float
+) -> tuple[str, int, int] | None:
+    """The most distinguishing event for "x versus y" on a selection batch: (kind, threshold)."""
+    values = np.union1d(x, y)
+    best: tuple[float, tuple[str, int, int]] | None = None
+    sorted_x, sorted_y = np.sort(x), np.sort(y)
+    for t in values:
+        hits = {
+            "=": (np.count_nonzero(x == t), np.count_nonzero(y == t)),
+            "≥": (x.size - np.searchsorted(sorted_x, t), y.size - np.searchsorted(sorted_y, t)),
+            "≤": (np.searchsorted(sorted_x, t, "right"), np.searchsorted(sorted_y, t, "right")),
+        }
+        for kind, (hx, hy) in hits.items():
+            if hx < MIN_HITS:
+                continue
+            score = (hx / x.size - delta) / ((hy + 1) / y.size)
+            if best is None or score > best[0]:
+                best = (score, (kind, int(t), int(hx)))
+    return None if best is None else best[1]
+
+
+def _hits(samples: npt.NDArray[np.int64], kind: str, t: int) -> int:
+    if kind == "=":
+        return int(np.count_nonzero(samples == t))
+    if kind == "≥":
+        return int(np.count_nonzero(samples >= t))
+    return int(np.count_nonzero(samples <= t))
+
+
+def check(entry: Entry, settings: Settings) -> ContractResult:
+    plan: list[tuple[CountingQuerySampler, dict[str, Any], int, int]] = []
+    for params, mechanism in instances(entry):
+        if not isinstance(mechanism, CountingQuerySampler):
+            return ContractResult(NAME, Outcome.SKIPPED, f"no audit for a {entry.kind} yet")
+        plan += [(mechanism, params, a, b) for a, b in neighbour_pairs(mechanism)]
+    tests = 2 * len(plan)
+    alpha = settings.false_alarm / (2 * tests)  # two bounds per test
+    n = settings.samples
+    worst = (-math.inf, "")
+    for i, (sampler, params, a, b) in enumerate(plan):
+        seed = settings.seed + 1000 * i
+        select = {c: sampler.sample([c] * n, SeededSource(seed + j)) for j, c in enumerate((a, b))}
+        fresh = {
+            c: sampler.sample([c] * n, SeededSource(seed + 2 + j)) for j, c in enumerate((a, b))
+        }
+        guarantee = sampler.guarantee
+        bound, delta = float(guarantee.exp_epsilon), float(guarantee.delta)
+        for x, y in ((a, b), (b, a)):
+            event = _events(select[x], select[y], delta)
+            if event is None:
+                continue
+            kind, t, _ = event
+            lower, _ = clopper_pearson(_hits(fresh[x], kind, t), n, alpha)
+            _, upper = clopper_pearson(_hits(fresh[y], kind, t), n, alpha)
+            eps_lb = math.log((lower - delta) / upper) if lower > delta else 0.0
+            where = f"{describe_case(params)}: P[out {kind} {t} | {x}] vs | {y}"
+            if lower - delta > bound * upper:
+                return ContractResult(
+                    NAME,
+                    Outcome.FAILED,
+                    f"{where}: ε ≥ {eps_lb:.3f} with confidence 1 − {settings.false_alarm:g}, "
+                    f"more than the declared ε = {guarantee.epsilon:.3f}",
+                    data={"epsilon_lower_bound": eps_lb},
+                )
+            worst = max(worst, (eps_lb, where))
+    return ContractResult(
+        NAME,
+        Outcome.PASSED,
+        f"{tests} tests, {n} samples each side; largest empirical ε lower bound "
+        f"{max(worst[0], 0.0):.3f} ({worst[1]})",
+        data={"epsilon_lower_bound": max(worst[0], 0.0)},
+    )

@@ -1,0 +1,245 @@
+"""Exact privacy checks on rational output laws (DESIGN.md "Conformance", check 2).
+
+Everything here is exact ``gmpy2.mpq`` arithmetic; no float enters a decision.
+
+- :func:`max_likelihood_ratio`: the pure-DP quantity max_z max(P(z)/Q(z), Q(z)/P(z)), compared
+  with a declared rational bound on e^ε (MECHANISMS.md A3 "the exact check is pmf(c,z) ≤
+  ((x+1)/x)·pmf(c±1,z)", A4, B1).
+- :func:`hockey_stick`: the approximate-DP quantity Σ_z max(0, P(z) − e^ε·Q(z))
+  (MECHANISMS.md B3: the k-TSGD divergence at e^ε is exactly δ′ = Pr[X = k]; A7).
+- :func:`sampler_privacy`: both, over every neighbouring pair of counts a counting-query sampler
+  accepts (Balcer–Vadhan Def. 4.1: counts differing by one), in both directions, with a check
+  that each pmf sums to exactly 1 (MECHANISMS.md §E, "Exact rational check").
+
+Laws with geometric tails (:class:`dpplug.Pmf` with ``tail_ratio``, e.g. the discrete Laplace of
+MECHANISMS.md A1) are handled exactly: beyond the union of the two windows both laws continue
+geometrically, so the tails are summed in closed form instead of enumerated.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from gmpy2 import mpq
+
+from dpplug.conformance.cases import describe_case, instances
+from dpplug.conformance.results import ContractResult, Outcome
+from dpplug.conformance.settings import Settings
+from dpplug.errors import NotSupported
+from dpplug.guarantee import Guarantee, Relation
+from dpplug.kinds import CountingQuerySampler
+from dpplug.pmf import Pmf
+from dpplug.registry import Entry
+
+Rat = Any  # gmpy2.mpq (gmpy2 ships no type stubs)
+
+#: Counts checked for samplers without a count bound (noise addition on every integer).
+UNBOUNDED_COUNTS = (-3, 3)
+
+
+def _exact(value: object, what: str) -> Rat:
+    """*value* as an mpq; floats, bools and strings are refused (this module is float-free)."""
+    if isinstance(value, bool | float | str):
+        raise TypeError(f"{what} must be an exact rational (int, Fraction or mpq), got {value!r}")
+    return mpq(value)
+
+
+def _outputs(p: Pmf, q: Pmf) -> list[int]:
+    """The outputs to compare: the union of the supports of two bounded laws; otherwise every
+    integer of the union of both windows widened by one output on each side.
+
+    Raises ValueError if both laws have geometric tails with different ratios: then P/Q grows
+    without bound in one tail, and the caller must decide what that means.
+    """
+    if p.tail_ratio is not None and q.tail_ratio is not None and p.tail_ratio != q.tail_ratio:
+        raise ValueError(
+            f"the two laws have different tail ratios ({p.tail_ratio} and {q.tail_ratio}); "
+            f"exact comparison needs equal ratios"
+        )
+    if p.bounded and q.bounded:
+        return sorted(set(p) | set(q))
+    return list(range(min(p.low, q.low) - 1, max(p.high, q.high) + 2))
+
+
+def max_likelihood_ratio(p: Pmf, q: Pmf) -> Rat | None:
+    """max over outputs z of P(z)/Q(z) and Q(z)/P(z), exactly; ``None`` means infinite.
+
+    The result is ``None`` as soon as some output has positive probability under one law and
+    probability 0 under the other. Outputs impossible under both are skipped; two laws with no
+    common output give ``None``, two identical laws give 1.
+
+    Bounded laws are compared on the union of their supports. For laws with geometric tails
+    (``tail_ratio`` not ``None``) it is exact to check only the union of both windows widened by
+    one output on each side: from there on both laws continue as P(z) = P(edge)·r^j and
+    Q(z) = Q(edge)·r^j with the *same* ratio r, so P/Q is constant beyond the widened window and
+    its value is already among those checked. A bounded law against a tailed one is exact too
+    (the tailed law is positive beyond the window where the bounded one is 0, which the widened
+    window already sees). Different tail ratios raise ``ValueError``.
+    """
+    worst: Rat | None = None
+    for z in _outputs(p, q):
+        pz, qz = p.prob(z), q.prob(z)
+        if pz == 0 and qz == 0:
+            continue
+        if pz == 0 or qz == 0:
+            return None
+        ratio = max(pz / qz, qz / pz)
+        if worst is None or ratio > worst:
+            worst = ratio
+    return worst
+
+
+def _tail_excess(
+    p_edge: Rat, p_ratio: Rat | None, q_edge: Rat, q_ratio: Rat | None, exp_epsilon: Rat
+) -> Rat:
+    """Σ_{j≥1} max(0, P(edge±j) − e^ε·Q(edge±j)) beyond one end of the compared outputs."""
+    if p_ratio is None:  # P is 0 out there
+        return mpq(0)
+    geometric = p_ratio / (1 - p_ratio)  # Σ_{j≥1} r^j
+    if q_ratio is None:  # Q is 0 out there
+        return p_edge * geometric
+    return max(mpq(0), p_edge - exp_epsilon * q_edge) * geometric  # same ratio (_outputs)
+
+
+def hockey_stick(p: Pmf, q: Pmf, exp_epsilon: object) -> Rat:
+    """The hockey-stick divergence Σ_z max(0, P(z) − e^ε·Q(z)), exactly.
+
+    (ε, δ)-DP for a pair of neighbours means this is at most δ in both directions
+    (MECHANISMS.md B3). *exp_epsilon* is the rational e^ε (int, ``Fraction`` or ``mpq``).
+
+    Laws with geometric tails are included exactly, tails and all: beyond the widened union of
+    the windows (see :func:`max_likelihood_ratio`) each term is a geometric sequence, so the tail
+    sum is max(0, P(edge) − e^ε·Q(edge))·r/(1−r) for equal ratios r, P(edge)·r/(1−r) when only
+    P has a tail, and 0 when only Q has one. Different tail ratios raise ``ValueError``.
+    """
+    e = _exact(exp_epsilon, "exp_epsilon")
+    outputs = _outputs(p, q)
+    total = mpq(0)
+    for z in outputs:
+        excess = p.prob(z) - e * q.prob(z)
+        if excess > 0:
+            total += excess
+    for edge in (outputs[0], outputs[-1]):
+        total += _tail_excess(p.prob(edge), p.tail_ratio, q.prob(edge), q.tail_ratio, e)
+    return total
+
+
+@dataclass(frozen=True)
+class PrivacyReport:
+    """The outcome of :func:`sampler_privacy`.
+
+    ``counts`` is the inclusive range of true counts checked and ``pairs`` the number of
+    neighbouring pairs (each checked in both directions). ``worst_ratio`` is the largest
+    likelihood ratio over all pairs and outputs (``None`` means infinite, as for k-TSGD, whose
+    extreme outputs have no counterpart); ``worst_divergence`` the largest hockey-stick divergence
+    at ``guarantee.exp_epsilon`` over pairs and directions. A pure guarantee passes iff
+    ``worst_ratio ≤ exp_epsilon``; an approximate one iff ``worst_divergence ≤ delta``; both also
+    need every pmf to sum to exactly 1. ``failures`` says what failed, in words.
+    """
+
+    mechanism: str
+    guarantee: Guarantee
+    counts: tuple[int, int]
+    pairs: int
+    totals_exact: bool
+    worst_ratio: Rat | None
+    worst_ratio_pair: tuple[int, int] | None
+    worst_divergence: Rat
+    worst_divergence_pair: tuple[int, int] | None
+    passed: bool
+    failures: tuple[str, ...]
+
+
+def sampler_privacy(
+    sampler: CountingQuerySampler, unbounded_counts: tuple[int, int] = UNBOUNDED_COUNTS
+) -> PrivacyReport:
+    """Check a counting-query sampler's declared guarantee exactly over its neighbouring counts.
+
+    Counts are every c in [0, n] for a bounded sampler and *unbounded_counts* (inclusive) for a
+    sampler without a count bound. Neighbours are counts at most ``sensitivity`` apart
+    (Balcer–Vadhan Def. 4.1; ``Relation.COUNT``), each pair checked in both directions: the max
+    likelihood ratio against ``guarantee.exp_epsilon`` for a pure guarantee (MECHANISMS.md A3–A5),
+    the hockey-stick divergence at ``exp_epsilon`` against ``guarantee.delta`` for an
+    approximate one (B3). Every pmf must sum to exactly 1.
+    """
+    guarantee = sampler.guarantee
+    neighbouring = guarantee.neighbouring
+    if neighbouring.relation is not Relation.COUNT:
+        raise ValueError(
+            f"{sampler.name} states its guarantee for {neighbouring.describe()}; "
+            f"sampler_privacy checks counting-query samplers (Relation.COUNT)"
+        )
+    low, high = (0, sampler.n) if sampler.n is not None else unbounded_counts
+    pmfs = {c: sampler.pmf(c) for c in range(low, high + 1)}
+    failures = [
+        f"pmf({c}) sums to {pmf.total()}, not 1" for c, pmf in pmfs.items() if pmf.total() != 1
+    ]
+    e, delta = guarantee.exp_epsilon, guarantee.delta
+    worst_ratio: Rat | None = mpq(1)
+    worst_ratio_pair: tuple[int, int] | None = None
+    worst_divergence, worst_divergence_pair = mpq(0), None
+    pairs = [
+        (c, c + j) for j in range(1, neighbouring.sensitivity + 1) for c in range(low, high - j + 1)
+    ]
+    for c, c2 in pairs:
+        ratio = max_likelihood_ratio(pmfs[c], pmfs[c2])
+        worse = worst_ratio is not None and (ratio is None or ratio > worst_ratio)
+        if worse or worst_ratio_pair is None:
+            worst_ratio, worst_ratio_pair = ratio, (c, c2)
+        for a, b in ((c, c2), (c2, c)):
+            divergence = hockey_stick(pmfs[a], pmfs[b], e)
+            if worst_divergence_pair is None or divergence > worst_divergence:
+                worst_divergence, worst_divergence_pair = divergence, (a, b)
+    if guarantee.pure and (worst_ratio is None or worst_ratio > e):
+        shown = "∞" if worst_ratio is None else str(worst_ratio)
+        failures.append(f"likelihood ratio {shown} for counts {worst_ratio_pair} exceeds e^ε = {e}")
+    if not guarantee.pure and worst_divergence > delta:
+        failures.append(
+            f"hockey-stick divergence {worst_divergence} at e^ε = {e} for counts "
+            f"{worst_divergence_pair} exceeds δ = {delta}"
+        )
+    return PrivacyReport(
+        mechanism=sampler.name,
+        guarantee=guarantee,
+        counts=(low, high),
+        pairs=len(pairs),
+        totals_exact=all(pmf.total() == 1 for pmf in pmfs.values()),
+        worst_ratio=worst_ratio,
+        worst_ratio_pair=worst_ratio_pair,
+        worst_divergence=worst_divergence,
+        worst_divergence_pair=worst_divergence_pair,
+        passed=not failures,
+        failures=tuple(failures),
+    )
+
+
+NAME = "exact-privacy"
+
+
+def check(entry: Entry, settings: Settings) -> ContractResult:
+    """Contract 3: :func:`sampler_privacy` on every conformance case (exact, no false alarms)."""
+    shown: list[str] = []
+    for params, mechanism in instances(entry):
+        if not isinstance(mechanism, CountingQuerySampler):
+            return ContractResult(NAME, Outcome.SKIPPED, f"no exact check for a {entry.kind} yet")
+        if mechanism.n is not None and mechanism.n > settings.max_exact_n:
+            return ContractResult(
+                NAME,
+                Outcome.SKIPPED,
+                f"{describe_case(params)}: n > {settings.max_exact_n} is too large to enumerate",
+            )
+        try:
+            report = sampler_privacy(mechanism)
+        except NotSupported as exc:
+            return ContractResult(NAME, Outcome.SKIPPED, f"no exact pmf: {exc}")
+        if not report.passed:
+            return ContractResult(
+                NAME, Outcome.FAILED, f"{describe_case(params)}: {'; '.join(report.failures)}"
+            )
+        if report.guarantee.pure:
+            worst = "∞" if report.worst_ratio is None else f"{float(report.worst_ratio):.6g}"
+            shown.append(f"ratio {worst} ≤ e^ε = {float(report.guarantee.exp_epsilon):.6g}")
+        else:
+            shown.append(f"divergence {float(report.worst_divergence):.3g} ≤ δ")
+    return ContractResult(NAME, Outcome.PASSED, "; ".join(shown) + " (every neighbouring pair)")

@@ -1,0 +1,75 @@
+"""Runs the contracts on registered plugins: the engine behind ``dpplug conform`` and
+``pytest --dpplug``.
+
+The contracts, in order (DESIGN.md "Conformance"; each module's docstring states its test):
+
+1. ``declaration``   — :mod:`.declaration`
+2. ``bad-input``     — :mod:`.bad_input`
+3. ``exact-privacy`` — :mod:`.exact_privacy`
+4. ``sampling-law``  — :mod:`.sampling_law`
+5. ``audit``         — :mod:`.audit`
+6. ``accuracy``      — :mod:`.accuracy`
+7. ``hygiene``       — :mod:`.hygiene`
+
+A contract that raises is a failure of the plugin (with the exception in the detail). If the
+declaration fails, the other contracts are skipped: they build on it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+
+from dpplug.conformance import (
+    accuracy,
+    audit,
+    bad_input,
+    declaration,
+    exact_privacy,
+    hygiene,
+    sampling_law,
+)
+from dpplug.conformance.results import ContractResult, Outcome, PluginResult
+from dpplug.conformance.settings import Settings
+from dpplug.registry import Entry
+
+Check = Callable[[Entry, Settings], ContractResult]
+
+CONTRACTS: dict[str, Check] = {
+    declaration.NAME: declaration.check,
+    bad_input.NAME: bad_input.check,
+    exact_privacy.NAME: exact_privacy.check,
+    sampling_law.NAME: sampling_law.check,
+    audit.NAME: audit.check,
+    accuracy.NAME: accuracy.check,
+    hygiene.NAME: hygiene.check,
+}
+
+
+def run_contract(entry: Entry, contract: str, settings: Settings) -> ContractResult:
+    """One contract on one plugin; an exception from the plugin is a failure, not a crash."""
+    try:
+        return CONTRACTS[contract](entry, settings)
+    except Exception as exc:
+        return ContractResult(contract, Outcome.FAILED, f"raised {type(exc).__name__}: {exc}")
+
+
+def run_plugin(
+    entry: Entry,
+    settings: Settings,
+    on_contract: Callable[[str, ContractResult], None] | None = None,
+) -> PluginResult:
+    """Every contract on *entry*, in order; *on_contract* is told after each one."""
+    results: list[ContractResult] = []
+    for contract in CONTRACTS:
+        if contract != declaration.NAME and not results[0].passed:
+            result = ContractResult(contract, Outcome.SKIPPED, "declaration failed")
+        else:
+            result = run_contract(entry, contract, settings)
+        results.append(result)
+        if on_contract is not None:
+            on_contract(contract, result)
+    return PluginResult(entry.name, entry.kind.value, entry.source.describe(), tuple(results))
+
+
+def run(entries: Iterable[Entry], settings: Settings) -> list[PluginResult]:
+    return [run_plugin(entry, settings) for entry in entries]

@@ -1,0 +1,112 @@
+"""Contract 4, sampling law: a sampler's draws follow the pmf it declares.
+
+For every conformance case and probe count (both ends and the middle, so clamping is exercised)
+Pearson's chi-square test (:mod:`.goodness_of_fit`) runs on fresh seeded samples. The false-alarm
+rate of the whole contract is at most ``settings.false_alarm``, split by Bonferroni over its
+tests. A power check runs the same test, on the same samples, against a slightly perturbed law
+(5% of the mass moved from the lower half of the outputs to the upper half): it must reject, or
+the test proves nothing.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+from gmpy2 import mpq
+
+from dpplug.conformance.cases import describe_case, instances, probe_counts
+from dpplug.conformance.goodness_of_fit import chi_square_gof
+from dpplug.conformance.results import ContractResult, Outcome
+from dpplug.conformance.settings import Settings
+from dpplug.errors import NotSupported
+from dpplug.kinds import CountingQuerySampler
+from dpplug.pmf import Pmf
+from dpplug.randomness import SeededSource
+from dpplug.registry import Entry
+
+NAME = "sampling-law"
+#: Total-variation distance of the perturbed law used by the power check.
+PERTURBATION = mpq(1, 20)
+
+
+def perturbed(pmf: Pmf) -> Pmf:
+    """The law with mass η = PERTURBATION moved from a lower part of the outputs to the rest.
+
+    The lower part is the prefix of outputs (the lowest output's tail included) whose mass m is
+    closest to 1/2 and at least 2η; it is scaled by 1 − η/m and the rest by 1 + η/(1−m), so the
+    total-variation distance is exactly η. Geometric tails keep their ratio, so the result is an
+    exact law of the same shape.
+    """
+    outputs = list(pmf)
+    r = pmf.tail_ratio
+    mass = mpq(0) if r is None else pmf[outputs[0]] * r / (1 - r)
+    best_mass, best_size = mpq(2), 1
+    eta = PERTURBATION
+    for size, z in enumerate(outputs[:-1], start=1):
+        mass += pmf[z]
+        feasible = 2 * eta <= mass <= 1 - 2 * eta
+        if feasible and abs(mass - mpq(1, 2)) < abs(best_mass - mpq(1, 2)):
+            best_mass, best_size = mass, size
+    if best_mass > 1:
+        raise ValueError("no part of the law has mass in [2η, 1 − 2η] to move")
+    lowered = set(outputs[:best_size])
+    down, up = 1 - eta / best_mass, 1 + eta / (1 - best_mass)
+    probs = {z: pmf[z] * (down if z in lowered else up) for z in outputs}
+    return Pmf(probs, tail_ratio=r)
+
+
+def check(entry: Entry, settings: Settings) -> ContractResult:
+    tests: list[tuple[CountingQuerySampler, dict[str, Any], int, Pmf]] = []
+    for params, mechanism in instances(entry):
+        if not isinstance(mechanism, CountingQuerySampler):
+            return ContractResult(NAME, Outcome.SKIPPED, f"no sampling law for a {entry.kind}")
+        try:
+            tests += [(mechanism, params, c, mechanism.pmf(c)) for c in probe_counts(mechanism)]
+        except NotSupported as exc:
+            return ContractResult(NAME, Outcome.SKIPPED, f"no exact pmf: {exc}")
+    alpha = settings.false_alarm / max(1, len(tests))
+    plot: dict[str, Any] = {}
+    worst_p = 1.0
+    for i, (sampler, params, count, pmf) in enumerate(tests):
+        samples = sampler.sample([count] * settings.samples, SeededSource(settings.seed + i))
+        fit = chi_square_gof(samples, pmf, false_alarm=alpha)
+        where = f"{describe_case(params)}, count {count}"
+        if fit.rejected:
+            return ContractResult(
+                NAME,
+                Outcome.FAILED,
+                f"{where}: samples do not follow the declared pmf (χ² = {fit.statistic:.1f}, "
+                f"{fit.dof} dof, p = {fit.p_value:.2e} < {alpha:.1e}"
+                + (f", {fit.impossible} samples of probability 0" if fit.impossible else "")
+                + ")",
+            )
+        if not chi_square_gof(samples, perturbed(pmf), false_alarm=alpha).rejected:
+            return ContractResult(
+                NAME,
+                Outcome.FAILED,
+                f"{where}: no power: the test did not reject a law with 5% of its mass moved; "
+                "declare a conformance case whose law is less concentrated",
+            )
+        worst_p = min(worst_p, fit.p_value)
+        if not plot:
+            values, freq = _frequencies(samples)
+            plot = {
+                "case": where,
+                "outputs": values,
+                "empirical": freq,
+                "declared": [float(pmf.prob(z)) for z in values],
+            }
+    return ContractResult(
+        NAME,
+        Outcome.PASSED,
+        f"{len(tests)} χ² tests of {settings.samples} samples, smallest p = {worst_p:.2e} "
+        f"(reject below {alpha:.1e}); each rejects a 5% perturbation",
+        data=plot,
+    )
+
+
+def _frequencies(samples: npt.NDArray[np.int64]) -> tuple[list[int], list[float]]:
+    values, counts = np.unique(samples, return_counts=True)
+    return [int(v) for v in values], [float(c) / samples.size for c in counts]

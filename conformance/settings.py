@@ -1,0 +1,45 @@
+"""How hard the conformance suite looks: sample sizes, property-test cases, seed, false alarms.
+
+Every statistical contract has a false-alarm rate of at most ``false_alarm`` (1e-6), split by
+Bonferroni over the tests it makes, and draws from ``SeededSource(seed)`` so a run is
+reproducible and CI never flakes. ``--full`` raises the sample sizes (more power), ``--fast``
+lowers them (a quick smoke run).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+Mode = Literal["fast", "default", "full"]
+
+_SAMPLES = {"fast": 20_000, "default": 100_000, "full": 1_000_000}
+_EXAMPLES = {"fast": 60, "default": 300, "full": 2_000}
+
+
+@dataclass(frozen=True)
+class Settings:
+    """One conformance run's parameters."""
+
+    mode: Mode = "default"
+    seed: int = 0
+    false_alarm: float = 1e-6
+    #: Largest n on which exact checks enumerate every count (O(n²) rationals).
+    max_exact_n: int = 64
+
+    @property
+    def samples(self) -> int:
+        """Samples per tested input for goodness of fit, audits and accuracy tests."""
+        return _SAMPLES[self.mode]
+
+    @property
+    def examples(self) -> int:
+        """Property-based (hypothesis) cases per plugin for the bad-input contract."""
+        return _EXAMPLES[self.mode]
+
+    def describe(self) -> str:
+        return (
+            f"mode {self.mode}: {self.samples} samples per input, {self.examples} generated "
+            f"bad inputs per plugin, false alarm ≤ {self.false_alarm:g} per contract, "
+            f"seed {self.seed}"
+        )

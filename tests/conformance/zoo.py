@@ -1,0 +1,167 @@
+"""Known-broken mechanisms, each registered as a plugin the way a third party would, and each
+required to fail a named conformance contract (see test_zoo.py)."""
+
+from __future__ import annotations
+
+import bisect
+import math
+from itertools import accumulate
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+from gmpy2 import mpq
+
+import dpplug
+from dpplug.guarantee import Neighbouring, Relation
+from dpplug.plugins.samplers import DiscreteLaplace, FastSample, GeoSample, TruncatedGeometric
+from dpplug.pmf import Pmf
+from dpplug.randomness import RandomSource
+
+
+class FloatLaplace(DiscreteLaplace):
+    """Mironov 2012: c + Laplace(1/ε) in floating point, released as a float."""
+
+    name = "zoo-float-laplace"
+
+    def _sample(self, counts: npt.NDArray[np.int64], source: RandomSource) -> Any:
+        u = source.bits_array(53, counts.size).astype(np.float64) / 2.0**53 - 0.5
+        scale = 1 / float(self.params["epsilon"])
+        return counts - scale * np.sign(u) * np.log1p(-2 * np.abs(u))
+
+
+class RenormalisedGeometric(GeoSample):
+    """Truncates the geometric to [0, n] by renormalising instead of clamping."""
+
+    name = "zoo-renormalised-geometric"
+
+    def _pmf(self, count: int) -> Pmf:
+        x = self.geometric.x
+        weights = {z: mpq(x, x + 1) ** abs(z - count) for z in range(self.n + 1)}
+        total = sum(weights.values(), mpq(0))
+        return Pmf({z: w / total for z, w in weights.items()})
+
+    def _sample(self, counts: npt.NDArray[np.int64], source: RandomSource) -> Any:
+        out = np.empty_like(counts)
+        for i, count in enumerate(counts):
+            pmf = self._pmf(int(count))
+            denominator = math.lcm(*(int(p.denominator) for p in pmf.values()))
+            cumulative = list(accumulate(int(p * denominator) for p in pmf.values()))
+            out[i] = list(pmf)[bisect.bisect_left(cumulative, source.uniform(denominator))]
+        return out
+
+
+class CappedFastSample(FastSample):
+    """The public reference code's bug: the truncation t capped at n (MECHANISMS.md A4)."""
+
+    name = "zoo-capped-fastsample"
+
+    def __init__(self, **params: object) -> None:
+        super().__init__(**params)
+        x, n, g = self.geometric.x, self.n, int(1 / self.gamma)
+        self.t = min(self.t, n)
+        self.core_d = (2 * x + 1) * (x + 1) ** self.t
+        self.d = (n + 1) * self.core_d * g
+
+
+class OffByOneThreshold(TruncatedGeometric):
+    """Truncates at k − 1 but declares the δ of k: the off-by-one of OpenDP issue #2922."""
+
+    name = "zoo-off-by-one-threshold"
+
+    def __init__(self, **params: object) -> None:
+        super().__init__(**params)
+        declared = self.delta
+        self.k -= 1
+        self.d = self._tail(0) + self._tail(1)
+        self._g.cache_clear()
+        self.delta = declared
+
+
+class WrongRelation(GeoSample):
+    """Calibrated for counts one apart but declared for counts two apart."""
+
+    name = "zoo-wrong-relation"
+
+    @property
+    def guarantee(self) -> dpplug.Guarantee:
+        g = super().guarantee
+        return dpplug.Guarantee(g.exp_epsilon, g.delta, Neighbouring(Relation.COUNT, 2))
+
+
+class WiderLaw(GeoSample):
+    """Declares GeoSample's pmf but samples a slightly wider law (a smaller ε)."""
+
+    name = "zoo-wider-law"
+
+    def __init__(self, **params: object) -> None:
+        super().__init__(**params)
+        self._wider = GeoSample(n=self.n, epsilon=mpq(self.params["epsilon"]) / 2)
+
+    def _sample(self, counts: npt.NDArray[np.int64], source: RandomSource) -> Any:
+        return self._wider._sample(counts, source)
+
+
+class DrawsBeforeValidating(GeoSample):
+    """Draws randomness before it checks the counts."""
+
+    name = "zoo-draws-first"
+
+    def sample(self, counts: object, source: RandomSource | None = None) -> Any:
+        if source is not None:
+            source.uniform(self.d)
+        return super().sample(counts, source)
+
+
+class FakeStrictTime(DiscreteLaplace):
+    """Claims a data-independent number of draws, but draws more for larger counts."""
+
+    name = "zoo-fake-strict-time"
+    strict_time = True
+
+    def _sample(self, counts: npt.NDArray[np.int64], source: RandomSource) -> Any:
+        source.bits_array(8, int(np.count_nonzero(counts > 0)))
+        return super()._sample(counts, source)
+
+
+class GlobalRandomness(GeoSample):
+    """Takes its noise from numpy's global generator instead of the RandomSource."""
+
+    name = "zoo-global-randomness"
+
+    def _sample(self, counts: npt.NDArray[np.int64], source: RandomSource) -> Any:
+        source.bits(1)
+        noise = np.random.default_rng().geometric(0.5, counts.size) - 1  # not the source
+        return np.clip(counts + noise, 0, self.n)
+
+
+class OverclaimedAccuracy(GeoSample):
+    """Declares an error bound a third of the true one."""
+
+    name = "zoo-overclaimed-accuracy"
+
+    def _accuracy(self, beta: Any) -> dpplug.Accuracy:
+        real = super()._accuracy(beta).per_query
+        bound = dpplug.ErrorBound(math.floor(real.a / 3), beta)
+        return dpplug.Accuracy(bound, bound)
+
+
+#: Each broken plugin and the contract that must catch it.
+ZOO: dict[type[dpplug.CountingQuerySampler], str] = {
+    FloatLaplace: "hygiene",
+    RenormalisedGeometric: "exact-privacy",
+    CappedFastSample: "exact-privacy",
+    OffByOneThreshold: "exact-privacy",
+    WrongRelation: "exact-privacy",
+    WiderLaw: "sampling-law",
+    DrawsBeforeValidating: "bad-input",
+    FakeStrictTime: "hygiene",
+    GlobalRandomness: "hygiene",
+    OverclaimedAccuracy: "accuracy",
+}
+
+
+@dpplug.hookimpl
+def register_samplers(register: Any) -> None:
+    for cls in ZOO:
+        register(cls)
