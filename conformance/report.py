@@ -40,12 +40,21 @@ def _pmf_plot(result: PluginResult, data: dict[str, Any], directory: Path) -> st
 
 def _accuracy_plot(result: PluginResult, data: dict[str, Any], directory: Path) -> str:
     figure, axes = plt.subplots(figsize=(4, 3))
+    positions = range(len(data["betas"]))
     axes.bar(
-        ["declared a", "empirical quantile"],
-        [data["declared_a"], data["empirical_quantile"]],
-        color=["#9ecae1", "#636363"],
+        [p - 0.2 for p in positions], data["declared_a"], 0.4, color="#9ecae1", label="declared a"
     )
-    axes.set_title(f"{result.name}: error at β = {data['beta']:g}", fontsize=9)
+    axes.bar(
+        [p + 0.2 for p in positions],
+        data["empirical_quantile"],
+        0.4,
+        color="#636363",
+        label="empirical (1−β)-quantile",
+    )
+    axes.set_xticks(list(positions), [f"β = {b}" for b in data["betas"]])
+    axes.set_ylabel("|error|")
+    axes.set_title(f"{result.name}: {data['case']}", fontsize=8)
+    axes.legend(fontsize=7)
     figure.tight_layout()
     name = f"{_slug(result.name)}-accuracy.png"
     figure.savefig(directory / name, dpi=100)

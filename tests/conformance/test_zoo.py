@@ -20,7 +20,9 @@ def test_every_zoo_plugin_registers() -> None:
     assert len(zoo.ZOO) >= 8
 
 
-@pytest.mark.parametrize(("broken", "contract"), list(zoo.ZOO.items()), ids=lambda v: getattr(v, "name", v))
+@pytest.mark.parametrize(
+    ("broken", "contract"), list(zoo.ZOO.items()), ids=lambda v: getattr(v, "name", v)
+)
 def test_broken_mechanism_fails_its_contract(broken: type, contract: str) -> None:
     assert contract in CONTRACTS
     result = run_contract(ZOO_REGISTRY.get(broken.name), contract, DEFAULT)

@@ -1,0 +1,109 @@
+"""pytest plugin (entry point ``pytest11``): ``pytest --dpplug`` runs the conformance contracts on
+every registered plugin, one test item per plugin × contract, so a third party's CI checks its
+mechanisms with one line. ``--dpplug-plugin NAME`` (repeatable) restricts the run;
+``--dpplug-mode fast|default|full`` and ``--dpplug-seed S`` set the statistical tests' sizes and
+seed. A plugin that failed to load becomes a failing item that shows its error."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from dpplug.conformance.results import Outcome
+from dpplug.conformance.runner import CONTRACTS, run_contract
+from dpplug.conformance.settings import Settings
+from dpplug.registry import BrokenPlugin, Entry, registry
+
+
+class ContractFailure(Exception):
+    """A plugin failed a conformance contract."""
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("dpplug", "dpplug conformance contracts")
+    group.addoption("--dpplug", action="store_true", help="run the dpplug conformance contracts")
+    group.addoption(
+        "--dpplug-plugin",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="check only this plugin (repeatable; default: every registered one)",
+    )
+    group.addoption(
+        "--dpplug-mode",
+        choices=("fast", "default", "full"),
+        default="default",
+        help="sample sizes of the statistical contracts",
+    )
+    group.addoption("--dpplug-seed", type=int, default=0, help="seed of the statistical contracts")
+
+
+class ContractItem(pytest.Item):
+    """One contract on one plugin."""
+
+    def __init__(self, *, entry: Entry, contract: str, settings: Settings, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.entry, self.contract, self.settings = entry, contract, settings
+
+    def runtest(self) -> None:
+        result = run_contract(self.entry, self.contract, self.settings)
+        if result.outcome is Outcome.SKIPPED:
+            pytest.skip(result.detail)
+        if result.outcome is Outcome.FAILED:
+            raise ContractFailure(result.detail)
+
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str:
+        if isinstance(excinfo.value, ContractFailure):
+            return f"{self.entry.name} fails {self.contract}: {excinfo.value}"
+        return str(super().repr_failure(excinfo))
+
+    def reportinfo(self) -> tuple[str, int | None, str]:
+        return (self.entry.source.describe(), None, self.name)
+
+
+class BrokenPluginItem(pytest.Item):
+    """A plugin that could not be loaded."""
+
+    def __init__(self, *, broken: BrokenPlugin, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.broken = broken
+
+    def runtest(self) -> None:
+        raise ContractFailure(self.broken.error)
+
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str:
+        return f"plugin {self.broken.source.describe()} is broken: {excinfo.value}"
+
+    def reportinfo(self) -> tuple[str, int | None, str]:
+        return (self.broken.source.describe(), None, self.name)
+
+
+def pytest_collection_modifyitems(
+    session: pytest.Session, config: pytest.Config, items: list[pytest.Item]
+) -> None:
+    if not config.getoption("--dpplug"):
+        return
+    settings = Settings(
+        mode=config.getoption("--dpplug-mode"), seed=config.getoption("--dpplug-seed")
+    )
+    reg = registry()
+    names = config.getoption("--dpplug-plugin")
+    entries = [reg.get(name) for name in names] if names else reg.entries()
+    for entry in entries:
+        for contract in CONTRACTS:
+            items.append(
+                ContractItem.from_parent(
+                    session,
+                    name=f"dpplug[{entry.name}][{contract}]",
+                    entry=entry,
+                    contract=contract,
+                    settings=settings,
+                )
+            )
+    for broken in reg.broken if not names else ():
+        items.append(
+            BrokenPluginItem.from_parent(
+                session, name=f"dpplug[broken:{broken.source.plugin}]", broken=broken
+            )
+        )

@@ -1,0 +1,1 @@
+"""An example third-party dpplug plugin (see ``plugin.py``)."""
