@@ -32,7 +32,10 @@ class _Parser(argparse.ArgumentParser):
 
 
 def _parse_value(text: str) -> object:
-    """A --param value: an int, an exact decimal or fraction ("0.5", "1/3"), or a float ("nan")."""
+    """A --param value: true/false, an int, an exact decimal or fraction ("0.5", "1/3"), or a
+    float ("nan")."""
+    if text.strip().lower() in ("true", "false"):
+        return text.strip().lower() == "true"
     if re.fullmatch(r"[+-]?\d+", text.strip()):
         return int(text)
     try:

@@ -24,7 +24,7 @@ import numpy.typing as npt
 from gmpy2 import mpq
 
 from dpplug.data import integer_array, integer_scalar
-from dpplug.errors import NotSupported, PluginFault
+from dpplug.errors import BadData, NotSupported, PluginFault
 from dpplug.guarantee import Accuracy, Guarantee
 from dpplug.params import Param, Schema
 from dpplug.pmf import Pmf
@@ -181,34 +181,82 @@ class CountingQuerySampler(Mechanism):
 
 @dataclass(frozen=True)
 class Selection:
-    """The result of a partition selector: which partitions are kept, and noisy counts if any."""
+    """The result of a partition selector: which partitions are kept, and noisy counts if any.
+
+    ``noisy_counts`` is ``None`` for selectors that only decide; thresholding selectors release
+    the noisy count of each kept partition (entries of dropped partitions are 0).
+    """
 
     keep: npt.NDArray[np.bool_]
     noisy_counts: npt.NDArray[np.int64] | None = None
 
 
 class PartitionSelector(Mechanism):
-    """A partition selector (Desfontaines et al.): keeps a partition with n units w.p. π(n).
+    """A partition selector (Desfontaines et al. 2020): keeps a partition with n privacy units
+    with probability π(n), independently of the other partitions.
 
-    π(0) = 0 always: partitions absent from the data are never released.
+    π(0) = 0: partitions absent from the data are never released. The guarantee is stated for
+    adding or removing one privacy unit who contributes to at most ℓ₀ partitions (or replacing
+    one, for bounded DP); :attr:`per_partition` is the guarantee of a single partition's release
+    when its unit count changes by one, which the guarantee composes over the partitions one unit
+    can touch. Exact checks compare :meth:`output_pmf` of neighbouring unit counts, up to
+    :attr:`saturation`, from which on neighbouring laws repeat.
     """
 
     kind = Kind.PARTITION_SELECTOR
+    #: Unit count from which the pair (output law at n, at n + 1) no longer changes.
+    saturation: int
+
+    @property
+    @abstractmethod
+    def per_partition(self) -> Guarantee:
+        """(ε, δ) of one partition's release under a change of its unit count by one."""
 
     def keep_probability(self, units: object) -> Any:
         """π(units), the exact rational probability of keeping a partition with *units* units."""
         return self._keep_probability(integer_scalar(units, 0, UNBOUNDED_COUNT, "units"))
 
-    def select(self, unit_counts: object, source: RandomSource | None = None) -> Selection:
-        """Keep decisions for an array of per-partition unit counts (same shape)."""
+    def output_pmf(self, units: object) -> Pmf:
+        """The exact law of what one partition releases: 0 when dropped, 1 when kept (selectors
+        that only decide), or the released noisy count (thresholding selectors, always ≥ 1)."""
+        return self._output_pmf(integer_scalar(units, 0, UNBOUNDED_COUNT, "units"))
+
+    def select(
+        self,
+        unit_counts: object,
+        source: RandomSource | None = None,
+        public: object = None,
+    ) -> Selection:
+        """Keep decisions for an array of per-partition unit counts (same shape).
+
+        *public* (a boolean array of the same shape, for selectors that support public
+        partitions) marks partitions known in advance; they may have 0 units.
+        """
         array = integer_array(unit_counts, 0, UNBOUNDED_COUNT, what="unit counts")
-        return self._select(array, default_source(source))
+        mask = None
+        if public is not None:
+            mask = np.asarray(public)
+            if mask.dtype != np.bool_ or mask.shape != array.shape:
+                raise BadData(
+                    f"public must be a boolean array of shape {array.shape}, got "
+                    f"{mask.dtype} of shape {mask.shape}"
+                )
+        return self._select(array, default_source(source), mask)
+
+    def _output_pmf(self, units: int) -> Pmf:
+        keep = self._keep_probability(units)
+        return Pmf({0: 1 - keep, 1: keep})
 
     @abstractmethod
     def _keep_probability(self, units: int) -> Any: ...
 
     @abstractmethod
-    def _select(self, unit_counts: npt.NDArray[np.int64], source: RandomSource) -> Selection: ...
+    def _select(
+        self,
+        unit_counts: npt.NDArray[np.int64],
+        source: RandomSource,
+        public: npt.NDArray[np.bool_] | None,
+    ) -> Selection: ...
 
 
 class HistogramReleaser(Mechanism):

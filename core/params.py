@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
 from gmpy2 import mpq
 
 from dpplug.errors import BadParameter
@@ -31,7 +32,7 @@ class Param:
     """
 
     name: str
-    type: str  # "rational" or "integer"
+    type: str  # "rational", "integer" or "boolean"
     doc: str
     low: Any = None
     high: Any = None
@@ -46,6 +47,8 @@ class Param:
         return self.default is _REQUIRED and not self.optional
 
     def range_text(self) -> str:
+        if self.type == "boolean":
+            return "True or False"
         lo = "-∞" if self.low is None else str(self.low)
         hi = "∞" if self.high is None else str(self.high)
         return f"{'(' if self.low_open or self.low is None else '['}{lo}, {hi}" + (
@@ -61,9 +64,13 @@ class Param:
         )
 
     def coerce(self, value: object) -> Any:
-        """The exact value (``int`` or ``mpq``) for *value*, or :class:`BadParameter`."""
+        """The exact value (``int``, ``mpq`` or ``bool``) for *value*, or :class:`BadParameter`."""
         if value is None and self.optional:
             return None
+        if self.type == "boolean":
+            if isinstance(value, bool | np.bool_):
+                return bool(value)
+            raise BadParameter(f"{self.name}={value!r} is invalid: pass True or False.")
         try:
             exact = as_rational(value)
         except (TypeError, ValueError) as exc:

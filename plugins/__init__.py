@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dpplug.hookspecs import Register, hookimpl
+from dpplug.plugins.partition import SELECTORS
 from dpplug.plugins.samplers import SAMPLERS
 
 
@@ -10,3 +11,9 @@ from dpplug.plugins.samplers import SAMPLERS
 def register_samplers(register: Register) -> None:
     for sampler in SAMPLERS:
         register(sampler)
+
+
+@hookimpl
+def register_partition_selectors(register: Register) -> None:
+    for selector in SELECTORS:
+        register(selector)

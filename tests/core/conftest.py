@@ -9,6 +9,6 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parents[2] / "examples" / "third_party_plugin"))
 
-from dpplug_randomized_response.plugin import RandomizedResponse  # noqa: E402
+from dpplug_randomized_response.plugin import RandomizedResponse
 
 __all__ = ["RandomizedResponse"]
