@@ -14,16 +14,14 @@ ln((lower − δ)/upper).
 from __future__ import annotations
 
 import math
-from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 from scipy.stats import beta as beta_distribution
 
-from dpplug.conformance.cases import describe_case, instances, neighbour_pairs
+from dpplug.conformance.cases import probes
 from dpplug.conformance.results import ContractResult, Outcome
 from dpplug.conformance.settings import Settings
-from dpplug.kinds import CountingQuerySampler
 from dpplug.randomness import SeededSource
 from dpplug.registry import Entry
 
@@ -72,23 +70,16 @@ def _hits(samples: npt.NDArray[np.int64], kind: str, t: int) -> int:
 
 
 def check(entry: Entry, settings: Settings) -> ContractResult:
-    plan: list[tuple[CountingQuerySampler, dict[str, Any], int, int]] = []
-    for params, mechanism in instances(entry):
-        if not isinstance(mechanism, CountingQuerySampler):
-            return ContractResult(NAME, Outcome.SKIPPED, f"no audit for a {entry.kind} yet")
-        plan += [(mechanism, params, a, b) for a, b in neighbour_pairs(mechanism)]
+    plan = [(probe, a, b) for probe in probes(entry) for a, b in probe.pairs]
     tests = 2 * len(plan)
     alpha = settings.false_alarm / (2 * tests)  # two bounds per test
     n = settings.samples
     worst = (-math.inf, "")
-    for i, (sampler, params, a, b) in enumerate(plan):
+    for i, (probe, a, b) in enumerate(plan):
         seed = settings.seed + 1000 * i
-        select = {c: sampler.sample([c] * n, SeededSource(seed + j)) for j, c in enumerate((a, b))}
-        fresh = {
-            c: sampler.sample([c] * n, SeededSource(seed + 2 + j)) for j, c in enumerate((a, b))
-        }
-        guarantee = sampler.guarantee
-        bound, delta = float(guarantee.exp_epsilon), float(guarantee.delta)
+        select = {c: probe.draw(c, n, SeededSource(seed + j)) for j, c in enumerate((a, b))}
+        fresh = {c: probe.draw(c, n, SeededSource(seed + 2 + j)) for j, c in enumerate((a, b))}
+        bound, delta = float(probe.guarantee.exp_epsilon), float(probe.guarantee.delta)
         for x, y in ((a, b), (b, a)):
             event = _events(select[x], select[y], delta)
             if event is None:
@@ -97,13 +88,13 @@ def check(entry: Entry, settings: Settings) -> ContractResult:
             lower, _ = clopper_pearson(_hits(fresh[x], kind, t), n, alpha)
             _, upper = clopper_pearson(_hits(fresh[y], kind, t), n, alpha)
             eps_lb = math.log((lower - delta) / upper) if lower > delta else 0.0
-            where = f"{describe_case(params)}: P[out {kind} {t} | {x}] vs | {y}"
+            where = f"{probe.where}: P[out {kind} {t} | {x}] vs | {y}"
             if lower - delta > bound * upper:
                 return ContractResult(
                     NAME,
                     Outcome.FAILED,
                     f"{where}: ε ≥ {eps_lb:.3f} with confidence 1 − {settings.false_alarm:g}, "
-                    f"more than the declared ε = {guarantee.epsilon:.3f}",
+                    f"more than the declared ε = {probe.guarantee.epsilon:.3f}",
                     data={"epsilon_lower_bound": eps_lb},
                 )
             worst = max(worst, (eps_lb, where))

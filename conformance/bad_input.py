@@ -19,8 +19,8 @@ from hypothesis import strategies as st
 from dpplug.conformance.cases import instances
 from dpplug.conformance.results import ContractResult, Outcome
 from dpplug.conformance.settings import Settings
-from dpplug.errors import DpplugError
-from dpplug.kinds import CountingQuerySampler, Mechanism
+from dpplug.errors import DpplugError, NotSupported
+from dpplug.kinds import UNBOUNDED_COUNT, CountingQuerySampler, Mechanism, PartitionSelector
 from dpplug.params import Param
 from dpplug.randomness import SeededSource
 from dpplug.registry import Entry
@@ -31,6 +31,8 @@ _NON_FINITE = (math.nan, math.inf, -math.inf)
 
 
 def _invalid_values(param: Param) -> list[object]:
+    if param.type == "boolean":
+        return ["true", 1, 0, 1.0, math.nan, [True], *([] if param.optional else [None])]
     values: list[object] = [*_WRONG_TYPES, *_NON_FINITE, 10**400, -(10**400)]
     if not param.optional:
         values.append(None)
@@ -43,8 +45,16 @@ def _invalid_values(param: Param) -> list[object]:
     return values
 
 
-def _bad_counts(sampler: CountingQuerySampler) -> list[object]:
-    low, high = sampler.count_bounds
+def _data_entry(mechanism: Mechanism) -> tuple[Callable[[object, SeededSource], object], int, int]:
+    """The data-taking call of a mechanism and the integer range its inputs must lie in."""
+    if isinstance(mechanism, CountingQuerySampler):
+        return mechanism.sample, *mechanism.count_bounds
+    if isinstance(mechanism, PartitionSelector):
+        return mechanism.select, 0, UNBOUNDED_COUNT
+    raise NotSupported(f"no bad-data checks for a {mechanism.kind} yet")
+
+
+def _bad_counts(low: int, high: int) -> list[object]:
     return [
         [low - 1],
         [high + 1],
@@ -78,19 +88,28 @@ def _expect_rejection(what: str, call: Callable[[], object], source: SeededSourc
 
 
 def _data_checks(mechanism: Mechanism, source: SeededSource) -> None:
-    if not isinstance(mechanism, CountingQuerySampler):
+    run, low, high = _data_entry(mechanism)
+    for counts in _bad_counts(low, high):
+        _expect_rejection(f"{run.__name__}({counts!r})", lambda c=counts: run(c, source), source)
+    if isinstance(mechanism, PartitionSelector):
+        for bad in (-1, 0.5, True):
+            _expect_rejection(
+                f"keep_probability({bad!r})", lambda b=bad: mechanism.keep_probability(b), source
+            )
+        for mask in (np.ones(3, dtype=np.int64), np.ones(2, dtype=np.bool_)):
+            _expect_rejection(
+                f"select(public={mask!r})",
+                lambda m=mask: mechanism.select([1, 2, 3], source, public=m),
+                source,
+            )
         return
-    for counts in _bad_counts(mechanism):
-        _expect_rejection(
-            f"sample({counts!r})", lambda c=counts: mechanism.sample(c, source), source
-        )
+    assert isinstance(mechanism, CountingQuerySampler)
+    for counts in _bad_counts(low, high):
         _expect_rejection(f"pmf({counts!r})", lambda c=counts: mechanism.pmf(c), source)
     if mechanism.d is not None:
         for u in (0, mechanism.d + 1, 1.0):
             _expect_rejection(f"M(0, u={u!r})", lambda u=u: mechanism(0, u), source)
-        _expect_rejection(
-            "M(count=n+1, 1)", lambda: mechanism(mechanism.count_bounds[1] + 1, 1), source
-        )
+        _expect_rejection("M(count=n+1, 1)", lambda: mechanism(high + 1, 1), source)
 
 
 def _property_search(
@@ -128,15 +147,11 @@ def _property_search(
                 pass
             except Exception as exc:
                 raise _Violation(f"{param.name}={value!r}: raised {type(exc).__name__}") from exc
-        if isinstance(mechanism, CountingQuerySampler):
-            low, high = mechanism.count_bounds
-            valid = all(isinstance(c, int) and low <= c <= high for c in counts)
-            if valid:
-                mechanism.sample(np.array(counts, dtype=np.int64), source)
-            else:
-                _expect_rejection(
-                    f"sample({counts!r})", lambda: mechanism.sample(counts, source), source
-                )
+        run, low, high = _data_entry(mechanism)
+        if all(isinstance(c, int) and low <= c <= high for c in counts):
+            run(np.array(counts, dtype=np.int64), source)
+        else:
+            _expect_rejection(f"{run.__name__}({counts!r})", lambda: run(counts, source), source)
 
     search()
 

@@ -19,16 +19,17 @@ geometrically, so the tails are summed in closed form instead of enumerated.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from itertools import pairwise
 from typing import Any
 
 from gmpy2 import mpq
 
-from dpplug.conformance.cases import describe_case, instances
+from dpplug.conformance.cases import probes
 from dpplug.conformance.results import ContractResult, Outcome
 from dpplug.conformance.settings import Settings
 from dpplug.errors import NotSupported
 from dpplug.guarantee import Guarantee, Relation
-from dpplug.kinds import CountingQuerySampler
+from dpplug.kinds import CountingQuerySampler, PartitionSelector
 from dpplug.pmf import Pmf
 from dpplug.registry import Entry
 
@@ -217,25 +218,66 @@ def sampler_privacy(
 NAME = "exact-privacy"
 
 
-def check(entry: Entry, settings: Settings) -> ContractResult:
-    """Contract 3: :func:`sampler_privacy` on every conformance case (exact, no false alarms)."""
-    shown: list[str] = []
-    for params, mechanism in instances(entry):
-        if not isinstance(mechanism, CountingQuerySampler):
-            return ContractResult(NAME, Outcome.SKIPPED, f"no exact check for a {entry.kind} yet")
-        if mechanism.n is not None and mechanism.n > settings.max_exact_n:
-            return ContractResult(
-                NAME,
-                Outcome.SKIPPED,
-                f"{describe_case(params)}: n > {settings.max_exact_n} is too large to enumerate",
+def selector_privacy(selector: PartitionSelector) -> list[str]:
+    """Failures of a partition selector's exact checks (MECHANISMS.md B1, B7; empty: passed).
+
+    For every unit count n up to the saturation, in both directions, the hockey-stick divergence
+    of one partition's output law at n and n + 1 at the per-partition e^ε is at most the
+    per-partition δ; for selectors that only keep or drop this is exactly the four inequalities
+    of B1 (the divergence between two Bernoulli laws is the largest of them). π(0) must be 0,
+    each law must sum to 1, and the selection's guarantee must be at least the composition
+    (L^c, 1 − (1 − δ)^c) over the c partitions one unit may change (ℓ₀, or 2ℓ₀ for replace-one).
+    """
+    per = selector.per_partition
+    failures: list[str] = []
+    if selector.keep_probability(0) != 0:
+        failures.append(f"π(0) = {selector.keep_probability(0)}: absent partitions are released")
+    laws = [selector.output_pmf(n) for n in range(selector.saturation + 2)]
+    failures += [
+        f"the law at {n} units sums to {law.total()}"
+        for n, law in enumerate(laws)
+        if law.total() != 1
+    ]
+    for n, (p, q) in enumerate(pairwise(laws)):
+        worst = max(hockey_stick(p, q, per.exp_epsilon), hockey_stick(q, p, per.exp_epsilon))
+        if worst > per.delta:
+            failures.append(
+                f"units {n} and {n + 1}: divergence {float(worst):.3g} at e^ε = "
+                f"{float(per.exp_epsilon):.6g} exceeds the per-partition δ = {float(per.delta):.3g}"
             )
-        try:
-            report = sampler_privacy(mechanism)
-        except NotSupported as exc:
-            return ContractResult(NAME, Outcome.SKIPPED, f"no exact pmf: {exc}")
+            break
+    declared = selector.guarantee
+    c = (declared.neighbouring.max_partitions or 1) * (
+        2 if declared.neighbouring.relation is Relation.REPLACE_ONE else 1
+    )
+    if declared.exp_epsilon < per.exp_epsilon**c or declared.delta < 1 - (1 - per.delta) ** c:
+        failures.append(
+            f"the declared guarantee {declared.describe()} is below the composition of {c} "
+            "per-partition releases"
+        )
+    return failures
+
+
+def check(entry: Entry, settings: Settings) -> ContractResult:
+    """Contract 3: exact privacy on every conformance case (rationals, no false alarms)."""
+    shown: list[str] = []
+    for probe in probes(entry):
+        mechanism = probe.mechanism
+        if isinstance(mechanism, PartitionSelector):
+            failures = selector_privacy(mechanism)
+            if failures:
+                return ContractResult(NAME, Outcome.FAILED, f"{probe.where}: {failures[0]}")
+            shown.append(f"{mechanism.saturation + 1} neighbouring unit counts")
+            continue
+        assert isinstance(mechanism, CountingQuerySampler)
+        if mechanism.n is not None and mechanism.n > settings.max_exact_n:
+            raise NotSupported(
+                f"{probe.where}: n > {settings.max_exact_n} is too large to enumerate"
+            )
+        report = sampler_privacy(mechanism)
         if not report.passed:
             return ContractResult(
-                NAME, Outcome.FAILED, f"{describe_case(params)}: {'; '.join(report.failures)}"
+                NAME, Outcome.FAILED, f"{probe.where}: {'; '.join(report.failures)}"
             )
         if report.guarantee.pure:
             worst = "∞" if report.worst_ratio is None else f"{float(report.worst_ratio):.6g}"

@@ -30,6 +30,7 @@ from dpplug.conformance import (
 )
 from dpplug.conformance.results import ContractResult, Outcome, PluginResult
 from dpplug.conformance.settings import Settings
+from dpplug.errors import NotSupported
 from dpplug.registry import Entry
 
 Check = Callable[[Entry, Settings], ContractResult]
@@ -49,6 +50,8 @@ def run_contract(entry: Entry, contract: str, settings: Settings) -> ContractRes
     """One contract on one plugin; an exception from the plugin is a failure, not a crash."""
     try:
         return CONTRACTS[contract](entry, settings)
+    except NotSupported as exc:
+        return ContractResult(contract, Outcome.SKIPPED, str(exc))
     except Exception as exc:
         return ContractResult(contract, Outcome.FAILED, f"raised {type(exc).__name__}: {exc}")
 

@@ -114,17 +114,17 @@ def _cmd_list(args: argparse.Namespace, out: Console) -> None:
     if args.json:
         print(json.dumps(rows, indent=2))
         return
-    table = Table(title="dpplug mechanisms")
-    for column in ("name", "kind", "guarantee", "neighbours", "source", "level", "status"):
-        table.add_column(column, no_wrap=column == "name", min_width=6)
+    table = Table(title="dpplug mechanisms", caption="run `dpplug conform` to (re)check levels")
+    for column in ("name", "kind", "guarantee", "source", "level", "status"):
+        table.add_column(column, overflow="fold", min_width=5)
     for row in rows:
         source = row["source"]
         status = "ok" if row["status"] == "ok" else f"[red]broken[/red]: {row['error']}"
+        guarantee = f"{row['form']}, {row['relation']}" if row["form"] else "?"
         table.add_row(
             row["name"],
             row["kind"] or "?",
-            row["form"] or "?",
-            row["relation"] or "?",
+            guarantee,
             f"{source['distribution']} {source['version']}".strip(),
             row.get("level") or "-",
             status,

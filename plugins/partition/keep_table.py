@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from itertools import pairwise
 from typing import Any
 
 import numpy as np
@@ -74,7 +75,7 @@ class KeepTable:
         (exact: integer arithmetic on the grid numerators)."""
         a, b = int(exp_epsilon.numerator), int(exp_epsilon.denominator)
         worst = 0
-        for lo, hi in zip(self.values, self.values[1:], strict=False):
+        for lo, hi in pairwise(self.values):
             worst = max(
                 worst,
                 hi * b - a * lo,

@@ -20,6 +20,12 @@ BUILTIN_SAMPLERS = {
     "geosample",
     "truncated-geometric",
 }
+BUILTIN_SELECTORS = {
+    "gaussian-thresholding",
+    "laplace-thresholding",
+    "optimal-partition-selection",
+    "truncated-geometric-thresholding",
+}
 
 
 def _plugin(name: str, **hooks: object) -> types.ModuleType:
@@ -39,11 +45,12 @@ def _registers(*classes: type) -> types.ModuleType:
 
 def test_builtins_are_registered_through_the_hooks_with_their_source() -> None:
     registry = Registry.load(entry_points=False)
-    names = {entry.name for entry in registry}
-    assert names == BUILTIN_SAMPLERS
+    assert {e.name for e in registry.entries(dpplug.Kind.SAMPLER)} == BUILTIN_SAMPLERS
+    selectors = registry.entries(dpplug.Kind.PARTITION_SELECTOR)
+    assert {e.name for e in selectors} == BUILTIN_SELECTORS
+    assert len(registry) == len(BUILTIN_SAMPLERS | BUILTIN_SELECTORS)
     assert registry.broken == []
     for entry in registry:
-        assert entry.kind is dpplug.Kind.SAMPLER
         assert entry.source.distribution == "dpplug"
         assert entry.source.version != ""
 
