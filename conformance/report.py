@@ -1,6 +1,7 @@
 """The conformance report: an HTML page with the plugin × contract table, the run's settings
-(samples, false-alarm rates, seed) and plots: declared pmf against empirical frequencies, and
-declared against empirical accuracy and privacy. Written by ``dpplug conform --report DIR``."""
+(samples, false-alarm rates, seed) and plots: declared pmf against empirical frequencies,
+declared against empirical accuracy, and partition selectors' keep-probability curves with
+empirical keep rates. Written by ``dpplug conform --report DIR``."""
 
 from __future__ import annotations
 
@@ -62,6 +63,22 @@ def _accuracy_plot(result: PluginResult, data: dict[str, Any], directory: Path) 
     return name
 
 
+def _keep_curve_plot(result: PluginResult, data: dict[str, Any], directory: Path) -> str:
+    figure, axes = plt.subplots(figsize=(5, 3))
+    axes.step(data["units"], data["keep"], where="post", label="declared π(n)")
+    empirical = data["empirical"]
+    axes.plot(list(empirical), list(empirical.values()), "k.", label="empirical keep rate")
+    axes.set_xlabel("privacy units in the partition")
+    axes.set_ylabel("keep probability")
+    axes.set_title(f"{result.name}: {data['case']}", fontsize=8)
+    axes.legend(fontsize=7)
+    figure.tight_layout()
+    name = f"{_slug(result.name)}-keep.png"
+    figure.savefig(directory / name, dpi=100)
+    plt.close(figure)
+    return name
+
+
 def write_report(results: list[PluginResult], settings: Settings, directory: Path) -> Path:
     """Write ``index.html`` (and ``report.json`` and the plots) into *directory*."""
     directory.mkdir(parents=True, exist_ok=True)
@@ -77,7 +94,9 @@ def write_report(results: list[PluginResult], settings: Settings, directory: Pat
             )
             if r.contract == "sampling-law" and r.data:
                 figures.append(_pmf_plot(plugin, r.data, directory))
-            if r.contract == "accuracy" and r.data:
+            if r.contract == "accuracy" and "units" in r.data:
+                figures.append(_keep_curve_plot(plugin, r.data, directory))
+            elif r.contract == "accuracy" and r.data:
                 figures.append(_accuracy_plot(plugin, r.data, directory))
         rows.append(
             f"<tr><th>{html.escape(plugin.name)}<br><small>{html.escape(plugin.source)}"

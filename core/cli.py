@@ -219,20 +219,23 @@ def _cmd_conform(args: argparse.Namespace, out: Console) -> int:
     else:
         table = Table(title="dpplug conformance", caption=settings.describe())
         table.add_column("plugin", no_wrap=True)
-        table.add_column("level")
+        table.add_column("level", no_wrap=True)
         for number in range(1, len(CONTRACTS) + 1):
             table.add_column(str(number), justify="center")
         marks = {
-            Outcome.PASSED: "[green]pass[/green]",
-            Outcome.FAILED: "[red]FAIL[/red]",
-            Outcome.SKIPPED: "[dim]skip[/dim]",
+            Outcome.PASSED: "[green]✓[/green]",
+            Outcome.FAILED: "[red]✗[/red]",
+            Outcome.SKIPPED: "[dim]–[/dim]",
         }
         for result in results:
             table.add_row(
                 result.name, result.level.value, *(marks[r.outcome] for r in result.results)
             )
         out.print(table)
-        out.print("  ".join(f"{i}={name}" for i, name in enumerate(CONTRACTS, start=1)))
+        out.print(
+            "  ".join(f"{i}={name}" for i, name in enumerate(CONTRACTS, start=1))
+            + "   ✓ passed, ✗ failed, – skipped"
+        )
         for result in results:
             for r in result.results:
                 if r.outcome is not Outcome.PASSED:

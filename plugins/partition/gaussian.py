@@ -56,7 +56,7 @@ class GaussianThresholding(GridSelector):
         epsilon = math.log(float(budget.exp_epsilon))
         delta = float(budget.delta)
         sigma = gaussian_sigma(epsilon, delta / 2)
-        tau = 1 + sigma * float(norm.ppf(1 - delta / 2))
+        tau = 1 + sigma * float(norm.isf(delta / 2))  # Φ⁻¹(1 − δ/2), without cancellation
         self.noise_scale = {"sigma": sigma, "tau": tau}
 
         def target(n: int) -> int:

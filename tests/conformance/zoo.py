@@ -14,6 +14,8 @@ from gmpy2 import mpq
 
 import dpplug
 from dpplug.guarantee import Neighbouring, Relation
+from dpplug.plugins.partition import OptimalPartitionSelection
+from dpplug.plugins.partition.keep_table import KeepTable
 from dpplug.plugins.samplers import DiscreteLaplace, FastSample, GeoSample, TruncatedGeometric
 from dpplug.pmf import Pmf
 from dpplug.randomness import RandomSource
@@ -146,8 +148,27 @@ class OverclaimedAccuracy(GeoSample):
         return dpplug.Accuracy(bound, bound)
 
 
+class KeepsTooEarly(OptimalPartitionSelection):
+    """A partition selector whose π(1) is 2δ while it declares δ."""
+
+    name = "zoo-keeps-too-early"
+
+    def __init__(self, **params: object) -> None:
+        super().__init__(**params)
+        self.table = KeepTable.build(self.budget.exp_epsilon, 2 * self.budget.delta)
+
+
+class ReleasesAbsentPartitions(OptimalPartitionSelection):
+    """Keeps a partition with no units at all (π(0) > 0), as if it had one."""
+
+    name = "zoo-releases-absent"
+
+    def _shifted(self, units: Any) -> Any:
+        return np.maximum(super()._shifted(units), 1)
+
+
 #: Each broken plugin and the contract that must catch it.
-ZOO: dict[type[dpplug.CountingQuerySampler], str] = {
+ZOO: dict[type[dpplug.Mechanism], str] = {
     FloatLaplace: "hygiene",
     RenormalisedGeometric: "exact-privacy",
     CappedFastSample: "exact-privacy",
@@ -158,10 +179,20 @@ ZOO: dict[type[dpplug.CountingQuerySampler], str] = {
     FakeStrictTime: "hygiene",
     GlobalRandomness: "hygiene",
     OverclaimedAccuracy: "accuracy",
+    KeepsTooEarly: "exact-privacy",
+    ReleasesAbsentPartitions: "exact-privacy",
 }
 
 
 @dpplug.hookimpl
 def register_samplers(register: Any) -> None:
     for cls in ZOO:
-        register(cls)
+        if issubclass(cls, dpplug.CountingQuerySampler):
+            register(cls)
+
+
+@dpplug.hookimpl
+def register_partition_selectors(register: Any) -> None:
+    for cls in ZOO:
+        if issubclass(cls, dpplug.PartitionSelector):
+            register(cls)

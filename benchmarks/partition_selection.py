@@ -1,0 +1,407 @@
+"""Benchmark dpplug's partition selectors against python-dp (what PipelineDP calls) and OpenDP.
+
+Everything runs in one process on the same input: ``--partitions`` partitions (10^6 by default)
+whose unit counts follow a Zipf law, ``numpy.random.Generator.zipf(a=1.5)`` clipped to
+[1, 10^9], drawn once from a generator seeded with ``--seed``. The seed only builds the input; no
+mechanism uses it. ε = 1 and δ = 1e-5 for one partition per unit (ℓ₀ = 1) throughout.
+
+1. **Throughput** (nanoseconds per partition, best of ``--repeats`` runs, ``time.perf_counter``;
+   OpenDP, about 17 µs per partition, runs ``--opendp-repeats`` times):
+
+   - dpplug's vectorised ``select`` on the numpy array of counts, drawing from
+     ``dpplug.SystemSource()`` (the OS CSPRNG, the default), for ``optimal-partition-selection``,
+     ``laplace-thresholding`` and ``gaussian-thresholding`` (exact keep decisions, one 63-bit draw
+     per partition) and ``truncated-geometric-thresholding`` (exact big-integer k-TSGD noise per
+     partition, releases noisy counts; timed on the first ``--tg-partitions`` partitions if that
+     is set, otherwise on all of them). One extra row draws the optimal selector's bits from
+     ``dpplug.SeededSource`` (numpy PCG64, *not for real releases*) and one times ``os.urandom``
+     alone, to show what the OS CSPRNG costs;
+   - python-dp 1.1.5's strategies as PipelineDP 0.3.1 uses them: ``should_keep(n)`` in a Python
+     loop over the counts as a list of ints, for
+     ``create_truncated_geometric_partition_strategy`` (the optimal π) and
+     ``create_laplace_partition_strategy``. The ndarray → list conversion is not timed;
+   - OpenDP 0.16's ``make_laplace_threshold`` on ``map_domain(atom_domain(T=str),
+     atom_domain(T="i64"))`` with ``l01inf_distance(absolute_distance(T="i64"))``, scale 1/ε and
+     the smallest integer threshold whose own privacy map gives δ ≤ 1e-5 at d_in = (1, 1, 1),
+     starting from τ = 1 + ln(1/(2δ))/ε (MECHANISMS.md B5); called on a dict
+     {partition key (str) → count}. Building the dict is timed separately, not in its row.
+
+   Ratios are python-dp loop / dpplug (optimal against optimal, Laplace against Laplace) and
+   OpenDP / dpplug, against the targets of ≥ 20× and ≥ 100×.
+
+2. **Midpoints**: the smallest unit count n with keep probability π(n) ≥ 1/2 (exact rationals) for
+   optimal, Laplace and Gaussian selection, ε ∈ {0.1, 0.5, 1, 2}, δ ∈ {1e-5, 1e-10}, ℓ₀ = 1.
+
+3. **Plot**: π(n) of the three keep-only selectors at ε = 1, δ = 1e-5, linear and log scale,
+   saved with matplotlib's Agg backend to ``--plot``.
+
+Run from the repository root (about a minute on 2 cores; OpenDP dominates)::
+
+    python benchmarks/partition_selection.py [--partitions N] [--repeats R] [--plot PATH]
+        [--opendp-repeats R] [--tg-partitions N] [--seed S]
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import os
+import sys
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from fractions import Fraction
+from functools import partial
+from importlib.metadata import version
+from typing import Any, TypeVar
+
+import numpy as np
+import numpy.typing as npt
+import opendp.prelude as dp
+from pydp.algorithms import partition_selection as pydp_ps
+from rich.console import Console
+from rich.table import Table
+
+import dpplug
+
+T = TypeVar("T")
+Counts = npt.NDArray[np.int64]
+
+EPSILON = Fraction(1)
+DELTA = Fraction(1, 10**5)
+ZIPF_A = 1.5
+MAX_UNITS = 10**9
+KEEP_ONLY = ("optimal-partition-selection", "laplace-thresholding", "gaussian-thresholding")
+MIDPOINT_EPSILONS = (Fraction(1, 10), Fraction(1, 2), Fraction(1), Fraction(2))
+MIDPOINT_DELTAS = (Fraction(1, 10**5), Fraction(1, 10**10))
+TARGET_PYDP = 20.0
+TARGET_OPENDP = 100.0
+
+# Wide enough for the tables when the output is piped to a file (rich defaults to 80 columns).
+console = Console(width=None if sys.stdout.isatty() else 150)
+
+
+@dataclass(frozen=True)
+class Timing:
+    """Wall-clock seconds of the first run and the best of all runs, and the last result."""
+
+    first: float
+    best: float
+    result: Any
+
+
+def timed(fn: Callable[[], T], repeats: int) -> Timing:
+    """Run *fn* *repeats* times; keep the first and the minimum duration."""
+    durations: list[float] = []
+    result: Any = None
+    for _ in range(repeats):
+        start = time.perf_counter()
+        result = fn()
+        durations.append(time.perf_counter() - start)
+    return Timing(durations[0], min(durations), result)
+
+
+def selector(name: str, epsilon: Fraction = EPSILON, delta: Fraction = DELTA) -> Any:
+    """``dpplug.create`` narrowed to a partition selector."""
+    mechanism = dpplug.create(name, epsilon=epsilon, delta=delta)
+    if not isinstance(mechanism, dpplug.PartitionSelector):
+        raise TypeError(f"{name} is a {mechanism.kind}, not a partition selector")
+    return mechanism
+
+
+def describe(guarantee: Any) -> str:
+    """(ε, δ) of a dpplug guarantee as floats."""
+    return f"ε = {guarantee.epsilon:.6g}, δ = {float(guarantee.delta):.4g}"
+
+
+@dataclass(frozen=True)
+class Row:
+    label: str
+    note: str
+    partitions: int
+    seconds: float
+    kept: float
+
+    @property
+    def ns(self) -> float:
+        return self.seconds / self.partitions * 1e9
+
+
+def kept_fraction(keep: Any) -> float:
+    return float(np.mean(np.asarray(keep, dtype=bool)))
+
+
+def keep_loop(strategy: Any, counts: list[int]) -> list[bool]:
+    """What PipelineDP does per partition: one python-dp ``should_keep`` call each."""
+    return [strategy.should_keep(n) for n in counts]
+
+
+def opendp_measurement(epsilon: float, delta: float) -> tuple[Any, int, tuple[float, float]]:
+    """make_laplace_threshold with scale 1/ε and the smallest integer threshold (from B5's τ up)
+    whose privacy map at d_in = (1, 1, 1) gives δ ≤ *delta*; returns it, the threshold, the map."""
+    domain = dp.map_domain(dp.atom_domain(T=str), dp.atom_domain(T="i64"))
+    metric = dp.l01inf_distance(dp.absolute_distance(T="i64"))
+    threshold = math.floor(1 + math.log(1 / (2 * delta)) / epsilon)
+    while True:
+        measurement = dp.m.make_laplace_threshold(
+            domain, metric, scale=1 / epsilon, threshold=threshold
+        )
+        privacy_map: Callable[[tuple[int, int, int]], tuple[float, float]] = measurement.map
+        eps_out, delta_out = privacy_map((1, 1, 1))  # opendp leaves map untyped
+        if delta_out <= delta:
+            return measurement, threshold, (float(eps_out), float(delta_out))
+        threshold += 1
+
+
+def throughput(
+    counts: Counts, repeats: int, opendp_repeats: int, tg_partitions: int | None
+) -> None:
+    """Section 1: ns per partition for dpplug, python-dp's loop and OpenDP."""
+    size = counts.size
+    system = dpplug.SystemSource()
+    rows: dict[str, Row] = {}
+
+    for name in KEEP_ONLY:
+        sel = selector(name)
+        run = timed(partial(sel.select, counts, system), repeats)
+        rows[name] = Row(
+            f"dpplug {name}",
+            f"exact, {describe(sel.guarantee)}, SystemSource",
+            size,
+            run.best,
+            kept_fraction(run.result.keep),
+        )
+
+    optimal = selector("optimal-partition-selection")
+    seeded = dpplug.SeededSource(0)
+    run = timed(lambda: optimal.select(counts, seeded), repeats)
+    rows["seeded"] = Row(
+        "dpplug optimal-partition-selection",
+        "same, SeededSource (PCG64): not for real releases",
+        size,
+        run.best,
+        kept_fraction(run.result.keep),
+    )
+    urandom = timed(lambda: os.urandom(8 * size), repeats)
+    rows["urandom"] = Row(
+        "os.urandom(8 bytes × partitions)",
+        "the OS CSPRNG bytes SystemSource draws",
+        size,
+        urandom.best,
+        math.nan,
+    )
+
+    tg = selector("truncated-geometric-thresholding")
+    tg_counts = counts if tg_partitions is None else counts[:tg_partitions]
+    run = timed(lambda: tg.select(tg_counts, system), repeats)
+    subset = "" if tg_counts.size == size else f", first {tg_counts.size:,} partitions"
+    rows["truncated-geometric-thresholding"] = Row(
+        "dpplug truncated-geometric-thresholding",
+        f"exact k-TSGD (k = {tg.k}), noisy counts, {describe(tg.guarantee)}{subset}",
+        tg_counts.size,
+        run.best,
+        kept_fraction(run.result.keep),
+    )
+
+    as_list = timed(counts.tolist, 1)
+    count_list: list[int] = as_list.result
+    epsilon, delta = float(EPSILON), float(DELTA)
+    strategies = {
+        "pydp-optimal": (
+            "python-dp truncated geometric",
+            pydp_ps.create_truncated_geometric_partition_strategy(epsilon, delta, 1),
+        ),
+        "pydp-laplace": (
+            "python-dp Laplace",
+            pydp_ps.create_laplace_partition_strategy(epsilon, delta, 1),
+        ),
+    }
+    for key, (label, strategy) in strategies.items():
+        run = timed(partial(keep_loop, strategy, count_list), repeats)
+        rows[key] = Row(
+            f"{label}: should_keep loop",
+            f"float, ε = {strategy.epsilon:g}, δ = {strategy.delta:g} (as PipelineDP)",
+            size,
+            run.best,
+            kept_fraction(run.result),
+        )
+
+    measurement, threshold, (od_eps, od_delta) = opendp_measurement(epsilon, delta)
+    as_dict = timed(lambda: {str(i): n for i, n in enumerate(count_list)}, 1)
+    data: dict[str, int] = as_dict.result
+    run = timed(lambda: measurement(data), opendp_repeats)
+    released: dict[str, int] = run.result
+    rows["opendp"] = Row(
+        "OpenDP make_laplace_threshold",
+        f"exact, scale {1 / epsilon:g}, threshold {threshold}; map(1,1,1): "
+        f"ε = {od_eps:.6g}, δ = {od_delta:.4g}",
+        size,
+        run.best,
+        len(released) / size,
+    )
+
+    base = rows["optimal-partition-selection"]
+    table = Table(
+        title=(
+            f"1. Partition selection on {size:,} partitions (Zipf a = {ZIPF_A} units), "
+            f"ε = {epsilon:g}, δ = {delta:g}, ℓ₀ = 1, best of {repeats} "
+            f"(OpenDP: {opendp_repeats})"
+        )
+    )
+    table.add_column("mechanism")
+    table.add_column("what")
+    table.add_column("ns / partition", justify="right")
+    table.add_column("× dpplug optimal", justify="right")
+    table.add_column("kept", justify="right")
+    for row in rows.values():
+        table.add_row(
+            row.label,
+            row.note,
+            f"{row.ns:,.1f}",
+            f"{row.ns / base.ns:,.1f}",
+            "" if math.isnan(row.kept) else f"{row.kept:.4f}",
+        )
+    console.print(table)
+    console.print(
+        f"Not timed above: ndarray → list {as_list.best / size * 1e9:.1f} ns / partition, "
+        f"list → dict for OpenDP {as_dict.best / size * 1e9:.1f} ns / partition. "
+        f"OpenDP's map at d_in = (1, 1, 1) for threshold {threshold}: ({od_eps}, {od_delta}); "
+        f"B5's τ = {1 + math.log(1 / (2 * delta)) / epsilon:.4f}."
+    )
+
+    laplace = rows["laplace-thresholding"]
+    ratios = [
+        ("python-dp optimal loop / dpplug optimal", rows["pydp-optimal"].ns / base.ns, TARGET_PYDP),
+        ("python-dp Laplace loop / dpplug Laplace", rows["pydp-laplace"].ns / laplace.ns, None),
+        ("OpenDP / dpplug Laplace", rows["opendp"].ns / laplace.ns, TARGET_OPENDP),
+        ("OpenDP / dpplug optimal", rows["opendp"].ns / base.ns, None),
+        (
+            "OpenDP / dpplug truncated-geometric (both release noisy counts)",
+            rows["opendp"].ns / rows["truncated-geometric-thresholding"].ns,
+            None,
+        ),
+    ]
+    for label, ratio, target in ratios:
+        verdict = ""
+        if target is not None:
+            verdict = f"  (target ≥ {target:g}×: {'met' if ratio >= target else 'NOT met'})"
+        console.print(f"{label}: {ratio:,.1f}×{verdict}")
+    console.print(
+        f"SystemSource bytes alone: {rows['urandom'].ns:.1f} of dpplug optimal's "
+        f"{base.ns:.1f} ns / partition; with SeededSource the optimal selector takes "
+        f"{rows['seeded'].ns:.1f} ns ({rows['pydp-optimal'].ns / rows['seeded'].ns:,.1f}× "
+        "faster than python-dp's loop)."
+    )
+
+
+def midpoint(sel: Any) -> int:
+    """The smallest n with π(n) ≥ 1/2 (exact)."""
+    return next(n for n in range(sel.saturation + 1) if sel.keep_probability(n) >= Fraction(1, 2))
+
+
+def midpoints() -> None:
+    """Section 2: midpoints of the keep-only selectors."""
+    table = Table(title="2. Midpoints: smallest n with π(n) ≥ 1/2 (ℓ₀ = 1)")
+    table.add_column("ε", justify="right")
+    table.add_column("δ", justify="right")
+    for name in KEEP_ONLY:
+        table.add_column(name, justify="right")
+    for delta in MIDPOINT_DELTAS:
+        for epsilon in MIDPOINT_EPSILONS:
+            values = [str(midpoint(selector(name, epsilon, delta))) for name in KEEP_ONLY]
+            table.add_row(f"{float(epsilon):g}", f"{float(delta):g}", *values)
+    console.print(table)
+
+
+def plot_curves(path: str) -> None:
+    """Section 3: π(n) of the keep-only selectors at ε = 1, δ = 1e-5."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    selectors = {name: selector(name) for name in KEEP_ONLY}
+    top = max(sel.saturation for sel in selectors.values()) + 2
+    units = np.arange(top + 1)
+    fig, axes = plt.subplots(1, 2, figsize=(12, 4.5))
+    for name, sel in selectors.items():
+        curve = np.array([float(sel.keep_probability(int(n))) for n in units])
+        label = f"{name} (midpoint {midpoint(sel)})"
+        axes[0].step(units, curve, where="mid", label=label)
+        axes[1].semilogy(units[1:], curve[1:], marker=".", label=label)
+    axes[0].axhline(0.5, color="grey", linewidth=0.5)
+    axes[0].set_ylabel("keep probability π(n)")
+    axes[1].set_ylabel("π(n), log scale")
+    for ax in axes:
+        ax.set_xlabel("privacy units in the partition, n")
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=8)
+    fig.suptitle(
+        f"dpplug keep probabilities, ε = {float(EPSILON):g}, δ = {float(DELTA):g}, ℓ₀ = 1 "
+        "(exact, 2^-63 grid)"
+    )
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    console.print(f"3. Keep-probability curves saved to {path}")
+
+
+def zipf_counts(size: int, seed: int) -> Counts:
+    """Units per partition: Zipf(a = 1.5) clipped to [1, 10^9] (the seed builds the input only)."""
+    rng = np.random.default_rng(seed)
+    counts: Counts = np.clip(rng.zipf(ZIPF_A, size), 1, MAX_UNITS).astype(np.int64)
+    return counts
+
+
+def summary(counts: Counts) -> str:
+    quantiles: Sequence[float] = np.quantile(counts, [0.5, 0.9, 0.99]).tolist()
+    return (
+        f"{counts.size:,} partitions; units: mean {counts.mean():,.1f}, median {quantiles[0]:g}, "
+        f"90% {quantiles[1]:g}, 99% {quantiles[2]:g}, max {counts.max():,}; "
+        f"{np.mean(counts == 1):.1%} have 1 unit"
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--partitions", type=int, default=10**6, help="number of partitions")
+    parser.add_argument("--repeats", type=int, default=5, help="runs per timing (best is kept)")
+    parser.add_argument(
+        "--opendp-repeats",
+        type=int,
+        default=1,
+        help="runs of OpenDP's make_laplace_threshold (about 17 s each on 10^6 partitions)",
+    )
+    parser.add_argument("--seed", type=int, default=20240601, help="seed of the input only")
+    parser.add_argument(
+        "--tg-partitions",
+        type=int,
+        default=None,
+        help="time truncated-geometric-thresholding on the first N partitions only",
+    )
+    parser.add_argument(
+        "--plot", default="partition_keep_curves.png", help="where to save the curves (PNG)"
+    )
+    args = parser.parse_args()
+    if args.partitions < 1 or args.repeats < 1 or args.opendp_repeats < 1:
+        parser.error("--partitions, --repeats and --opendp-repeats must be positive")
+    if args.tg_partitions is not None and args.tg_partitions < 1:
+        parser.error("--tg-partitions must be positive")
+
+    dp.enable_features("contrib")
+    console.print(
+        f"[bold]dpplug partition-selection benchmark[/bold]: dpplug {version('dpplug')}, "
+        f"python-dp {version('python-dp')} (PipelineDP {version('pipeline-dp')}), "
+        f"OpenDP {version('opendp')}. One process, same input; time.perf_counter."
+    )
+    counts = zipf_counts(args.partitions, args.seed)
+    console.print(f"Input (seed {args.seed}): {summary(counts)}")
+    throughput(counts, args.repeats, args.opendp_repeats, args.tg_partitions)
+    console.print()
+    midpoints()
+    console.print()
+    plot_curves(args.plot)
+
+
+if __name__ == "__main__":
+    main()
