@@ -5,8 +5,9 @@ Per partition (ε_c, δ_c), the baseline keeps a partition iff n + Lap(1/ε_c) >
 τ = 1 + ln(1/(2δ_c))/ε_c (δ_c ≤ 1/2; Google's 1 + ln(2(1 − δ_c))/ε_c above), so it keeps with
 probability π_Lap(n) = ½e^{−ε_c(τ−n)} below τ and 1 − ½e^{−ε_c(n−τ)} above, and π_Lap(1) = δ_c.
 Here π_Lap, computed with directed rounding, caps the optimal recurrence on the 2^-63 grid
-(:class:`KeepTable`): every keep probability is at most the baseline's, and the selection is
-exactly (ε, δ)-DP with the δ it actually uses declared.
+(:class:`KeepTable`): every keep probability is at most the baseline's (from the saturation on,
+where the grid keeps with probability 1, the baseline is within 2^-63 of 1), and the selection
+is exactly (ε, δ)-DP with the δ it actually uses declared.
 """
 
 from __future__ import annotations
