@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 import hypothesis
@@ -90,26 +91,22 @@ def _expect_rejection(what: str, call: Callable[[], object], source: SeededSourc
 def _data_checks(mechanism: Mechanism, source: SeededSource) -> None:
     run, low, high = _data_entry(mechanism)
     for counts in _bad_counts(low, high):
-        _expect_rejection(f"{run.__name__}({counts!r})", lambda c=counts: run(c, source), source)
+        _expect_rejection(f"{run.__name__}({counts!r})", partial(run, counts, source), source)
     if isinstance(mechanism, PartitionSelector):
         for bad in (-1, 0.5, True):
-            _expect_rejection(
-                f"keep_probability({bad!r})", lambda b=bad: mechanism.keep_probability(b), source
-            )
+            call = partial(mechanism.keep_probability, bad)
+            _expect_rejection(f"keep_probability({bad!r})", call, source)
         for mask in (np.ones(3, dtype=np.int64), np.ones(2, dtype=np.bool_)):
-            _expect_rejection(
-                f"select(public={mask!r})",
-                lambda m=mask: mechanism.select([1, 2, 3], source, public=m),
-                source,
-            )
+            call = partial(mechanism.select, [1, 2, 3], source, public=mask)
+            _expect_rejection(f"select(public={mask!r})", call, source)
         return
     assert isinstance(mechanism, CountingQuerySampler)
     for counts in _bad_counts(low, high):
-        _expect_rejection(f"pmf({counts!r})", lambda c=counts: mechanism.pmf(c), source)
+        _expect_rejection(f"pmf({counts!r})", partial(mechanism.pmf, counts), source)
     if mechanism.d is not None:
         for u in (0, mechanism.d + 1, 1.0):
-            _expect_rejection(f"M(0, u={u!r})", lambda u=u: mechanism(0, u), source)
-        _expect_rejection("M(count=n+1, 1)", lambda: mechanism(high + 1, 1), source)
+            _expect_rejection(f"M(0, u={u!r})", partial(mechanism, 0, u), source)
+        _expect_rejection("M(count=n+1, 1)", partial(mechanism, high + 1, 1), source)
 
 
 def _property_search(

@@ -6,6 +6,7 @@ on the data."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -75,19 +76,19 @@ def _equal(a: Any, b: Any) -> bool:
 
 def _problems(mechanism: Mechanism, strict: bool, seed: int) -> list[str]:
     run: Callable[[npt.NDArray[np.int64], SeededSource], Any]
-    check: Callable[[Any, npt.NDArray[np.int64], Any], list[str]]
+    check: Callable[[npt.NDArray[np.int64], Any], list[str]]
     if isinstance(mechanism, CountingQuerySampler):
-        run, check = mechanism.sample, _sampler_output
+        run, check = mechanism.sample, partial(_sampler_output, mechanism)
     else:
         assert isinstance(mechanism, PartitionSelector)
-        run, check = mechanism.select, _selector_output
+        run, check = mechanism.select, partial(_selector_output, mechanism)
     problems: list[str] = []
     draws: dict[str, int] = {}
     for label, counts in _inputs(mechanism, seed).items():
         source = SeededSource(seed)
         out = run(counts, source)
         draws[label] = source.draws
-        problems += check(mechanism, counts, out)
+        problems += check(counts, out)
         if source.draws == 0:
             problems.append("drew nothing from the RandomSource")
         if not _equal(out, run(counts, SeededSource(seed))):

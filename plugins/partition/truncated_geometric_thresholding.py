@@ -128,7 +128,9 @@ class TruncatedGeometricThresholding(PartitionSelector):
             noisy - (self.pre_threshold - 1) >= self.k + 1
         )
         if public is not None:
-            kept = np.where(public.reshape(-1), noisy >= self.public_threshold, kept)
+            threshold = self.public_threshold
+            assert threshold is not None  # checked above, before any draw
+            kept = np.where(public.reshape(-1), noisy >= threshold, kept)
         shape = unit_counts.shape
         return Selection(kept.reshape(shape), np.where(kept, noisy, 0).reshape(shape))
 
