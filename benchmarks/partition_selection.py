@@ -46,25 +46,22 @@ from __future__ import annotations
 import argparse
 import math
 import os
-import sys
-import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 from functools import partial
 from importlib.metadata import version
-from typing import Any, TypeVar
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 import opendp.prelude as dp
 from pydp.algorithms import partition_selection as pydp_ps
-from rich.console import Console
 from rich.table import Table
+from timing import console, timed
 
 import dpplug
 
-T = TypeVar("T")
 Counts = npt.NDArray[np.int64]
 
 EPSILON = Fraction(1)
@@ -76,29 +73,6 @@ MIDPOINT_EPSILONS = (Fraction(1, 10), Fraction(1, 2), Fraction(1), Fraction(2))
 MIDPOINT_DELTAS = (Fraction(1, 10**5), Fraction(1, 10**10))
 TARGET_PYDP = 20.0
 TARGET_OPENDP = 100.0
-
-# Wide enough for the tables when the output is piped to a file (rich defaults to 80 columns).
-console = Console(width=None if sys.stdout.isatty() else 150)
-
-
-@dataclass(frozen=True)
-class Timing:
-    """Wall-clock seconds of the first run and the best of all runs, and the last result."""
-
-    first: float
-    best: float
-    result: Any
-
-
-def timed(fn: Callable[[], T], repeats: int) -> Timing:
-    """Run *fn* *repeats* times; keep the first and the minimum duration."""
-    durations: list[float] = []
-    result: Any = None
-    for _ in range(repeats):
-        start = time.perf_counter()
-        result = fn()
-        durations.append(time.perf_counter() - start)
-    return Timing(durations[0], min(durations), result)
 
 
 def selector(name: str, epsilon: Fraction = EPSILON, delta: Fraction = DELTA) -> Any:

@@ -216,6 +216,10 @@ class PartitionSelector(Mechanism):
         """π(units), the exact rational probability of keeping a partition with *units* units."""
         return self._keep_probability(integer_scalar(units, 0, UNBOUNDED_COUNT, "units"))
 
+    def kept_from(self, beta: Any) -> int:
+        """The smallest unit count kept with probability at least 1 − β (exact)."""
+        return next(n for n in range(self.saturation + 1) if self.keep_probability(n) >= 1 - beta)
+
     def output_pmf(self, units: object) -> Pmf:
         """The exact law of what one partition releases: 0 when dropped, 1 when kept (selectors
         that only decide), or the released noisy count (thresholding selectors, always ≥ 1)."""

@@ -82,11 +82,10 @@ class GridSelector(PartitionSelector):
 
     def _accuracy(self, beta: Any) -> Accuracy:
         """Partitions with more than ``threshold`` units are kept with probability ≥ 1 − β."""
-        units = next(n for n in range(self.saturation + 1) if self._keep_probability(n) >= 1 - beta)
         bound = ErrorBound(0, beta)
         return Accuracy(
             bound,
             bound,
-            threshold=max(units - 1, 0),
+            threshold=max(self.kept_from(beta) - 1, 0),
             formula="smallest n with π(n) ≥ 1 − β (membership, no count released)",
         )

@@ -137,11 +137,10 @@ class TruncatedGeometricThresholding(PartitionSelector):
     def _accuracy(self, beta: Any) -> Accuracy:
         """Noisy counts are within a of the truth w.p. ≥ 1 − β; partitions with more than
         ``threshold`` units are released w.p. ≥ 1 − β."""
-        units = next(n for n in range(self.saturation + 1) if self._keep_probability(n) >= 1 - beta)
         bound = ErrorBound(self.noise.accuracy(beta).per_query.a, beta)
         return Accuracy(
             bound,
             bound,
-            threshold=max(units - 1, 0),
+            threshold=max(self.kept_from(beta) - 1, 0),
             formula="k-TSGD error bound; smallest n with π(n) ≥ 1 − β",
         )
