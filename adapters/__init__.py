@@ -1,3 +1,2 @@
-"""Framework adapters: registered plugins as OpenDP measurements (``dpplug.adapters.opendp``) and
-PipelineDP strategies (``dpplug.adapters.pipelinedp``). Neither adapter exists yet; this package
-reserves their place in the layout."""
+"""Framework adapters: registered plugins as OpenDP measurements (:mod:`dpplug.adapters.opendp`,
+needs the ``opendp`` extra). The PipelineDP adapter will live beside it."""
