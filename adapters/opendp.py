@@ -285,6 +285,7 @@ def deserialize(text: str) -> Any:
 def register_context_constructors(plugins: Registry | None = None) -> list[str]:
     """Register ``make_dpplug_<name>`` for every plugin with ``dp.register``, so OpenDP Context
     queries can call ``.dpplug_<name>(**params)``; returns the registered names."""
+    enable_features()
     names = []
     for entry in (plugins or registry()).entries():
         constructor_name = "dpplug_" + entry.name.replace("-", "_")

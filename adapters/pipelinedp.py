@@ -1,0 +1,352 @@
+"""dpplug plugins inside PipelineDP 0.3.1 pipelines, on its local backend, Beam and Spark.
+
+PipelineDP has no public injection point, so :class:`DPEngine` subclasses ``pipeline_dp.DPEngine``
+and overrides three private methods (hence the pin ``pipeline-dp==0.3.1``):
+
+- ``_select_private_partitions_internal``: when ``SelectPartitionsParams`` or ``AggregateParams``
+  carry a :func:`partition_selection` spec in their ``partition_selection_strategy`` field,
+  partitions are kept by that registered selector, with PipelineDP's ``pre_threshold`` and
+  ``max_partitions_contributed``. Its budget is requested as ``MechanismType.GENERIC`` (ε, δ):
+  PipelineDP's own ``TRUNCATED_GEOMETRIC`` path is broken under the PLD accountant (it is left
+  out of the composition or crashes).
+- ``_create_compound_combiner``: with ``count_noise=sampler(name, **params)`` given to the
+  engine, COUNT and PRIVACY_ID_COUNT get the registered sampler's exact integer noise. Their
+  budget is requested as GENERIC; a count whose contributions are bounded by ℓ₁ (ℓ₀·ℓ∞, or
+  ``max_contributions``) uses the sampler at ε/ℓ₁ per count (group privacy and composition of
+  pure DP). Output stays PipelineDP's ``MetricsTuple``, with ``count_noise_stddev`` computed
+  from the sampler's exact law.
+- ``_add_dp_noise``: ``add_dp_noise`` on pre-aggregated integer values with the same sampler.
+
+Specs are small picklable values (a plugin name and its exact parameters); the mechanisms are
+built lazily where they run, once per process, from the budget PipelineDP computed, so nothing
+unpicklable crosses to Beam or Spark workers and nothing is monkeypatched. Workers must be able
+to import dpplug and the plugin's package (install them there). Bad specs raise dpplug errors
+when they are made, before any pipeline runs. The explain report names the plugin and its
+parameters.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import math
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Any
+
+import numpy as np
+import pipeline_dp
+from pipeline_dp import combiners, dp_computations
+from pipeline_dp.aggregate_params import MechanismType, Metrics
+
+from dpplug.errors import BadParameter, NotSupported
+from dpplug.kinds import CountingQuerySampler, Kind, Mechanism, PartitionSelector
+from dpplug.randomness import SystemSource
+from dpplug.registry import registry
+
+#: Parameters PipelineDP's budget accountant and aggregation parameters supply.
+_SELECTOR_BUDGET = ("epsilon", "delta", "max_partitions_contributed", "pre_threshold")
+_SAMPLER_BUDGET = ("epsilon",)
+
+
+@dataclass(frozen=True)
+class PluginSpec:
+    """A registered plugin and the parameters the user fixed; the budget comes later."""
+
+    name: str
+    kind: Kind
+    params: tuple[tuple[str, Any], ...]
+
+    def build(self, **budget: Any) -> Mechanism:
+        """The mechanism with *budget* added, built once per process."""
+        return _build(self, tuple(sorted(budget.items())))
+
+    def describe(self) -> str:
+        given = ", ".join(f"{k}={v}" for k, v in self.params)
+        return f"dpplug plugin {self.name}({given})"
+
+    @property
+    def is_weighted_gaussian(self) -> bool:
+        """Read by PipelineDP's select_partitions to route its weighted Gaussian strategy."""
+        return False
+
+
+@functools.cache
+def _build(spec: PluginSpec, budget: tuple[tuple[str, Any], ...]) -> Mechanism:
+    return registry().create(spec.name, **dict(spec.params), **dict(budget))
+
+
+def _spec(
+    name: str, kind: Kind, reserved: tuple[str, ...], trial: dict[str, Any], params: dict[str, Any]
+) -> PluginSpec:
+    entry = registry().get(name)
+    if entry.kind is not kind:
+        raise BadParameter(
+            f"{name} is a {entry.kind.value}, not a {kind.value}; "
+            f"`dpplug list` shows the {kind.value}s"
+        )
+    fixed = sorted(set(params) & set(reserved))
+    if fixed:
+        raise BadParameter(
+            f"{', '.join(fixed)} come(s) from PipelineDP's budget accountant and "
+            f"parameters; leave them out of the {name} spec"
+        )
+    spec = PluginSpec(name, kind, tuple(sorted(params.items())))
+    entry.create(**params, **trial)  # validates the parameters now, before any pipeline runs
+    return spec
+
+
+def partition_selection(name: str, **params: Any) -> PluginSpec:
+    """A registered partition selector for ``partition_selection_strategy``.
+
+    ε, δ, ``max_partitions_contributed`` and ``pre_threshold`` come from PipelineDP; *params* are
+    the selector's others (e.g. ``replace_one``).
+    """
+    trial = {"epsilon": 1, "delta": Fraction(1, 10**6)}
+    return _spec(name, Kind.PARTITION_SELECTOR, _SELECTOR_BUDGET, trial, params)
+
+
+def sampler(name: str, **params: Any) -> PluginSpec:
+    """A registered pure counting-query sampler for COUNT / PRIVACY_ID_COUNT / add_dp_noise noise.
+
+    ε comes from PipelineDP's budget accountant; *params* are the sampler's others (e.g. ``n``).
+    """
+    spec = _spec(name, Kind.SAMPLER, _SAMPLER_BUDGET, {"epsilon": 1}, params)
+    if not spec.build(epsilon=1).guarantee.pure:
+        raise BadParameter(
+            f"{name} is (ε, δ)-DP; count noise needs a pure sampler "
+            "(e.g. discrete-laplace or fixedpoint-geometric)"
+        )
+    return spec
+
+
+def _exact(value: float) -> Fraction:
+    return Fraction(value)
+
+
+def _selector(
+    spec: PluginSpec, budget: Any, max_partitions: int, pre_threshold: int | None
+) -> PartitionSelector:
+    selector = spec.build(
+        epsilon=_exact(budget.eps),
+        delta=_exact(budget.delta),
+        max_partitions_contributed=max_partitions,
+        pre_threshold=pre_threshold or 1,
+    )
+    assert isinstance(selector, PartitionSelector)
+    return selector
+
+
+def _keep(
+    spec: PluginSpec,
+    budget: Any,
+    max_partitions: int,
+    rows_per_unit: int,
+    pre_threshold: int | None,
+    row: tuple[Any, Any],
+) -> bool:
+    """PipelineDP's filter: the row is (partition key, (row count, accumulators))."""
+    units = -(-row[1][0] // rows_per_unit)
+    selector = _selector(spec, budget, max_partitions, pre_threshold)
+    return bool(selector.select(np.array([units], dtype=np.int64), _source()).keep[0])
+
+
+@functools.cache
+def _source() -> SystemSource:
+    """One OS-CSPRNG source per process."""
+    return SystemSource()
+
+
+class PluginNoise(dp_computations.AdditiveMechanism):
+    """A registered pure sampler as PipelineDP's additive noise for counts of ℓ₁ sensitivity."""
+
+    def __init__(self, spec: PluginSpec, epsilon: float, l1_sensitivity: float) -> None:
+        self._spec, self._l1 = spec, l1_sensitivity
+        self._epsilon = _exact(epsilon) / Fraction(l1_sensitivity)
+        built = spec.build(epsilon=self._epsilon)
+        assert isinstance(built, CountingQuerySampler)
+        self._sampler = built
+
+    def add_noise(self, value: Any) -> Any:
+        values = np.asarray(value)
+        if values.dtype.kind not in "iu" and not np.all(np.mod(values, 1) == 0):
+            raise BadParameter(f"{self._spec.name} adds noise to integer counts, got {value!r}")
+        noisy = self._sampler.sample(values.astype(np.int64), _source())
+        return noisy if isinstance(value, np.ndarray) else int(noisy.reshape(-1)[0])
+
+    @property
+    def noise_kind(self) -> Any:
+        return pipeline_dp.NoiseKind.LAPLACE  # the closest PipelineDP kind, for its reports
+
+    @property
+    def noise_parameter(self) -> float:
+        return float(self._epsilon)
+
+    @functools.cached_property
+    def std(self) -> float:
+        """The noise's standard deviation from the sampler's exact law (at a central count)."""
+        centre = 0 if self._sampler.n is None else self._sampler.n // 2
+        law = self._sampler.pmf(centre)
+        mean = sum(float(p) * (z - centre) for z, p in law.items())
+        return math.sqrt(sum(float(p) * (z - centre - mean) ** 2 for z, p in law.items()))
+
+    @property
+    def sensitivity(self) -> float:
+        return self._l1
+
+    def describe(self) -> str:
+        return (
+            f"{self._spec.describe()} at ε = {float(self._epsilon):.6g} per count "
+            f"(l1_sensitivity={self._l1}), {self._sampler.guarantee.describe()}"
+        )
+
+
+class _PluginCountMixin:
+    def __init__(self, spec: Any, params: Any, noise: PluginSpec) -> None:
+        super().__init__(spec, params)  # type: ignore[call-arg]
+        self._noise = noise
+
+    def create_mechanism(self) -> PluginNoise:
+        spec, sensitivities = self.mechanism_spec(), self.sensitivities()  # type: ignore[attr-defined]
+        return PluginNoise(self._noise, spec.eps, sensitivities.l1)
+
+
+class PluginCountCombiner(_PluginCountMixin, combiners.CountCombiner):
+    """PipelineDP's COUNT with a dpplug sampler's noise."""
+
+
+class PluginPrivacyIdCountCombiner(_PluginCountMixin, combiners.PrivacyIdCountCombiner):
+    """PipelineDP's PRIVACY_ID_COUNT with a dpplug sampler's noise."""
+
+
+_COUNT_COMBINERS = {
+    Metrics.COUNT: PluginCountCombiner,
+    Metrics.PRIVACY_ID_COUNT: PluginPrivacyIdCountCombiner,
+}
+
+
+class DPEngine(pipeline_dp.DPEngine):
+    """``pipeline_dp.DPEngine`` that runs dpplug plugins (see the module docstring)."""
+
+    def __init__(
+        self, budget_accountant: Any, backend: Any, count_noise: PluginSpec | None = None
+    ) -> None:
+        super().__init__(budget_accountant, backend)
+        if count_noise is not None and count_noise.kind is not Kind.SAMPLER:
+            raise BadParameter("count_noise must be dpplug.adapters.pipelinedp.sampler(...)")
+        self._count_noise = count_noise
+
+    def select_partitions(self, col: Any, params: Any, data_extractors: Any) -> Any:
+        _check_strategy(params.partition_selection_strategy)
+        return super().select_partitions(col, params, data_extractors)
+
+    def aggregate(
+        self, col: Any, params: Any, data_extractors: Any, *args: Any, **kwargs: Any
+    ) -> Any:
+        _check_strategy(params.partition_selection_strategy)
+        if self._count_noise is not None and params.post_aggregation_thresholding:
+            raise NotSupported("dpplug count noise does not support post_aggregation_thresholding")
+        return super().aggregate(col, params, data_extractors, *args, **kwargs)
+
+    def _select_private_partitions_internal(
+        self,
+        col: Any,
+        max_partitions_contributed: int,
+        max_rows_per_privacy_id: int,
+        strategy: Any,
+        pre_threshold: int | None,
+    ) -> Any:
+        if not isinstance(strategy, PluginSpec):
+            return super()._select_private_partitions_internal(
+                col, max_partitions_contributed, max_rows_per_privacy_id, strategy, pre_threshold
+            )
+        budget = self._budget_accountant.request_budget(
+            MechanismType.GENERIC, name=f"PartitionSelection ({strategy.name})"
+        )
+        keep = functools.partial(
+            _keep,
+            strategy,
+            budget,
+            max_partitions_contributed,
+            max_rows_per_privacy_id,
+            pre_threshold,
+        )
+        self._add_report_stage(
+            functools.partial(
+                _selection_report, strategy, budget, max_partitions_contributed, pre_threshold
+            )
+        )
+        return self._backend.filter(col, keep, f"Filter private partitions ({strategy.name})")
+
+    def _create_compound_combiner(self, params: Any) -> Any:
+        noisy = [m for m in params.metrics if m in _COUNT_COMBINERS]
+        if self._count_noise is None or not noisy:
+            return super()._create_compound_combiner(params)
+        others = [m for m in params.metrics if m not in _COUNT_COMBINERS]
+        children = []
+        if others:
+            rest = dataclasses.replace(params, metrics=others)
+            children = list(super()._create_compound_combiner(rest)._combiners)
+        for metric in noisy:
+            budget = self._budget_accountant.request_budget(
+                MechanismType.GENERIC,
+                weight=params.budget_weight,
+                name=f"{metric} ({self._count_noise.name})",
+            )
+            children.append(_COUNT_COMBINERS[metric](budget, params, self._count_noise))
+        return combiners.CompoundCombiner(children, return_named_tuple=True)
+
+    def _add_dp_noise(self, col: Any, params: Any) -> Any:
+        if self._count_noise is None:
+            return super()._add_dp_noise(col, params)
+        budget = self._budget_accountant.request_budget(
+            MechanismType.GENERIC, name=f"AddDPNoise ({self._count_noise.name})"
+        )
+        sensitivities = dp_computations.Sensitivities(
+            l0=params.l0_sensitivity,
+            linf=params.linf_sensitivity,
+            l1=params.l1_sensitivity,
+            l2=params.l2_sensitivity,
+        )
+        noise = self._count_noise
+        add = functools.partial(
+            _add_noise, noise, budget, sensitivities.l1, params.output_noise_stddev
+        )
+        self._add_report_stage(
+            lambda: (
+                f"Adding noise with {PluginNoise(noise, budget.eps, sensitivities.l1).describe()}"
+            )
+        )
+        return self._backend.map_values(col, add, f"Add noise ({noise.name})")
+
+
+def _selection_report(
+    spec: PluginSpec, budget: Any, max_partitions: int, pre_threshold: int | None
+) -> str:
+    selector = _selector(spec, budget, max_partitions, pre_threshold)
+    return (
+        f"Private partition selection with {spec.describe()}: "
+        f"{selector.guarantee.describe()} [budget ε={budget.eps}, δ={budget.delta}, "
+        f"pre_threshold={pre_threshold}]"
+    )
+
+
+def _add_noise(noise: PluginSpec, budget: Any, l1: float, with_std: bool, value: Any) -> Any:
+    mechanism = PluginNoise(noise, budget.eps, l1)
+    noisy = mechanism.add_noise(value)
+    return pipeline_dp.dp_engine.DpNoiseAdditionResult(noisy, mechanism.std) if with_std else noisy
+
+
+def _check_strategy(strategy: Any) -> None:
+    if isinstance(strategy, PluginSpec):
+        if strategy.kind is not Kind.PARTITION_SELECTOR:
+            raise BadParameter(
+                f"{strategy.name} is a {strategy.kind.value}, not a partition "
+                "selector; use dpplug.adapters.pipelinedp.partition_selection(...)"
+            )
+        return
+    if not isinstance(strategy, pipeline_dp.PartitionSelectionStrategy):
+        raise BadParameter(
+            f"partition_selection_strategy must be a PipelineDP strategy or "
+            f"dpplug.adapters.pipelinedp.partition_selection(...), got {strategy!r}"
+        )
