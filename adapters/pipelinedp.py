@@ -30,18 +30,22 @@ from __future__ import annotations
 import dataclasses
 import functools
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
 import numpy as np
 import pipeline_dp
+from gmpy2 import mpq
 from pipeline_dp import combiners, dp_computations
 from pipeline_dp.aggregate_params import MechanismType, Metrics
 
 from dpplug.errors import BadParameter, NotSupported
 from dpplug.kinds import CountingQuerySampler, Kind, Mechanism, PartitionSelector
-from dpplug.randomness import SystemSource
+from dpplug.plugins.partition.grid_selector import GridSelector
+from dpplug.plugins.partition.keep_table import GRID_BITS
+from dpplug.randomness import RandomSource, SystemSource
 from dpplug.registry import registry
 
 #: Parameters PipelineDP's budget accountant and aggregation parameters supply.
@@ -137,18 +141,62 @@ def _selector(
     return selector
 
 
-def _keep(
-    spec: PluginSpec,
-    budget: Any,
-    max_partitions: int,
-    rows_per_unit: int,
-    pre_threshold: int | None,
-    row: tuple[Any, Any],
-) -> bool:
-    """PipelineDP's filter: the row is (partition key, (row count, accumulators))."""
-    units = -(-row[1][0] // rows_per_unit)
-    selector = _selector(spec, budget, max_partitions, pre_threshold)
-    return bool(selector.select(np.array([units], dtype=np.int64), _source()).keep[0])
+class _Keep:
+    """PipelineDP's filter: the row is (partition key, (row count, accumulators)).
+
+    Picklable (the spec, the lazy budget and the bounds); the decision function is built on
+    first use in each process, after ``compute_budgets``, and never pickled.
+    """
+
+    def __init__(
+        self,
+        spec: PluginSpec,
+        budget: Any,
+        max_partitions: int,
+        rows_per_unit: int,
+        pre_threshold: int | None,
+    ) -> None:
+        self._args = (spec, budget, max_partitions, pre_threshold)
+        self._rows_per_unit = rows_per_unit
+        self._decide: Callable[[int], bool] | None = None
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {**self.__dict__, "_decide": None}
+
+    def __call__(self, row: tuple[Any, Any]) -> bool:
+        decide = self._decide
+        if decide is None:
+            decide = self._decide = _decider(_selector(*self._args))
+        return decide(-(-row[1][0] // self._rows_per_unit))
+
+
+def _decider(
+    selector: PartitionSelector, source: RandomSource | None = None
+) -> Callable[[int], bool]:
+    """One partition's keep decision from its unit count, drawing from *source* (default: the
+    process's OS-CSPRNG source).
+
+    Selectors on the exact keep table (:class:`GridSelector`, ``_select`` not overridden) get a
+    scalar path with the same law, and the same draws, as their vectorised ``select``: keep iff a
+    uniform 63-bit integer is below the table's numerator, one draw per partition. Others go
+    through ``select``.
+    """
+    source = _source() if source is None else source
+    if isinstance(selector, GridSelector) and type(selector)._select is GridSelector._select:
+        values: tuple[int, ...] = selector.table.values
+        saturation: int = selector.table.saturation
+        shift: int = selector.pre_threshold - 1
+        bits: Callable[[int], int] = source.bits
+
+        def grid(units: int) -> bool:
+            return bits(GRID_BITS) < values[min(max(units - shift, 0), saturation)]
+
+        return grid
+
+    def generic(units: int) -> bool:
+        return bool(selector.select(np.array([units], dtype=np.int64), source).keep[0])
+
+    return generic
 
 
 @functools.cache
@@ -171,7 +219,10 @@ class PluginNoise(dp_computations.AdditiveMechanism):
         values = np.asarray(value)
         if values.dtype.kind not in "iu" and not np.all(np.mod(values, 1) == 0):
             raise BadParameter(f"{self._spec.name} adds noise to integer counts, got {value!r}")
-        noisy = self._sampler.sample(values.astype(np.int64), _source())
+        # Bounded samplers take counts in [0, n]: clamping the true count first is 1-Lipschitz,
+        # so the sensitivity (and the guarantee) is unchanged.
+        counts = np.clip(values.astype(np.int64), *self._sampler.count_bounds)
+        noisy = self._sampler.sample(counts, _source())
         return noisy if isinstance(value, np.ndarray) else int(noisy.reshape(-1)[0])
 
     @property
@@ -182,13 +233,10 @@ class PluginNoise(dp_computations.AdditiveMechanism):
     def noise_parameter(self) -> float:
         return float(self._epsilon)
 
-    @functools.cached_property
+    @property
     def std(self) -> float:
         """The noise's standard deviation from the sampler's exact law (at a central count)."""
-        centre = 0 if self._sampler.n is None else self._sampler.n // 2
-        law = self._sampler.pmf(centre)
-        mean = sum(float(p) * (z - centre) for z, p in law.items())
-        return math.sqrt(sum(float(p) * (z - centre - mean) ** 2 for z, p in law.items()))
+        return _std(self._spec, self._epsilon)
 
     @property
     def sensitivity(self) -> float:
@@ -199,6 +247,29 @@ class PluginNoise(dp_computations.AdditiveMechanism):
             f"{self._spec.describe()} at ε = {float(self._epsilon):.6g} per count "
             f"(l1_sensitivity={self._l1}), {self._sampler.guarantee.describe()}"
         )
+
+
+@functools.cache
+def _std(spec: PluginSpec, epsilon: Fraction) -> float:
+    """The exact standard deviation of the sampler's output around a central count, computed
+    once per process; geometric tails beyond a ``Pmf`` window are summed in closed form."""
+    sampler = spec.build(epsilon=epsilon)
+    assert isinstance(sampler, CountingQuerySampler)
+    centre = 0 if sampler.n is None else sampler.n // 2
+    law = sampler.pmf(centre)
+    mass, first, second = mpq(0), mpq(0), mpq(0)
+    for z, p in law.items():
+        mass, first, second = mass + p, first + p * (z - centre), second + p * (z - centre) ** 2
+    if law.tail_ratio is not None:
+        r = law.tail_ratio
+        s0, s1, s2 = r / (1 - r), r / (1 - r) ** 2, r * (1 + r) / (1 - r) ** 3  # Σ_{j≥1} j^k r^j
+        for edge, sign in ((law.high, 1), (law.low, -1)):  # outputs edge ± j, j ≥ 1
+            p, a = law[edge], edge - centre
+            mass += p * s0
+            first += p * (a * s0 + sign * s1)
+            second += p * (a * a * s0 + 2 * sign * a * s1 + s2)
+    assert mass == 1, f"{spec.name}: its law does not sum to 1"
+    return math.sqrt(second - first * first)
 
 
 class _PluginCountMixin:
@@ -263,13 +334,8 @@ class DPEngine(pipeline_dp.DPEngine):
         budget = self._budget_accountant.request_budget(
             MechanismType.GENERIC, name=f"PartitionSelection ({strategy.name})"
         )
-        keep = functools.partial(
-            _keep,
-            strategy,
-            budget,
-            max_partitions_contributed,
-            max_rows_per_privacy_id,
-            pre_threshold,
+        keep = _Keep(
+            strategy, budget, max_partitions_contributed, max_rows_per_privacy_id, pre_threshold
         )
         self._add_report_stage(
             functools.partial(

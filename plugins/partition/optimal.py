@@ -3,7 +3,9 @@ Def. 3–4, Lemma 1–5, Thm 1–3; MECHANISMS.md B1), exact.
 
 With L = e^ε rational, :func:`keep_probabilities` is the recurrence of Lemma 1,
 π(0) = 0, π(n+1) = min(L·π(n) + δ, 1 − (1 − δ − π(n))/L, 1), and :func:`closed_form` the closed
-form of Thm 1 with its breakpoints n₁ (end of the geometric growth) and n₂ (last n with π < 1),
+form of Thm 1 with its breakpoints n₁ (end of the geometric growth) and n₂ (end of the second
+branch: π(n) < 1 before n₂, π(n₂) ≤ 1 with equality exactly when the logarithm in n₂ is an
+integer, and π = 1 after n₂),
 both in exact rationals; they agree exactly. The mechanism keeps each partition with the
 recurrence evaluated on the 2^-63 grid (:class:`KeepTable`), exactly DP and never above π. Each
 step rounds down and the geometric phase multiplies earlier losses by e^ε, so the grid curve is
@@ -21,7 +23,8 @@ from dpplug.plugins.partition.grid_selector import GridSelector
 
 
 def keep_probabilities(exp_epsilon: Any, delta: Any) -> list[Any]:
-    """[π(0), π(1), …, π(n₂ + 1) = 1] by the recurrence of Lemma 1, exactly."""
+    """[π(0), π(1), …] by the recurrence of Lemma 1, exactly, up to the first π(n) = 1 (which is
+    n₂, or n₂ + 1 when the logarithm in n₂ is not an integer)."""
     L, delta = mpq(exp_epsilon), mpq(delta)
     pi = [mpq(0)]
     while pi[-1] < 1:

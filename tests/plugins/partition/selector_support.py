@@ -8,10 +8,11 @@ bisection and the long keep tables of small ε).
 from __future__ import annotations
 
 from fractions import Fraction
-from functools import lru_cache
+from functools import cache
 from typing import Any
 
 import gmpy2
+import numpy as np
 from gmpy2 import mpfr, mpq
 
 import dpplug
@@ -54,7 +55,7 @@ def case_id(case: tuple[str, Fraction, Fraction, int]) -> str:
     return f"{name.split('-')[0]}-eps{float(eps):g}-delta{float(delta):g}-l0{l0}"
 
 
-@lru_cache(maxsize=None)
+@cache
 def _build(name: str, items: tuple[tuple[str, Any], ...]) -> Any:
     return dpplug.create(name, **dict(items))
 
@@ -81,7 +82,27 @@ def exp_lower_bound(x: Any) -> Any:
         return mpq(gmpy2.exp(mpfr(mpq(x))))
 
 
+def exp_upper_bound(x: Any) -> Any:
+    """A rigorous rational upper bound on e^x (MPFR, 512 bits, rounding up throughout)."""
+    with gmpy2.context(gmpy2.get_context(), precision=512, round=gmpy2.RoundUp):
+        return mpq(gmpy2.exp(mpfr(mpq(x))))
+
+
 def floor_grid(x: Any) -> int:
     """⌊2^63·x⌋ for a rational x."""
     x = mpq(x)
     return int((x.numerator << 63) // x.denominator)
+
+
+class Words(dpplug.RandomSource):
+    """A source serving prescribed 63-bit draws u (as the 64-bit words u << 1, whose top 63 bits
+    ``bits_array(63, ·)`` keeps)."""
+
+    def __init__(self, draws: list[int]) -> None:
+        super().__init__()
+        self.buffer = np.array([u << 1 for u in draws], dtype="<u8").tobytes()
+
+    def random_bytes(self, count: int) -> bytes:
+        out, self.buffer = self.buffer[:count], self.buffer[count:]
+        assert len(out) == count, "more bytes drawn than prescribed"
+        return out

@@ -3,15 +3,15 @@ independently with exact rationals, its declared δ, and its one-draw keep decis
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 import pytest
 from gmpy2 import mpq
-from selector_support import GRID, b1_slack, floor_grid
+from selector_support import GRID, Words, b1_slack, floor_grid
 
-import dpplug
 from dpplug.plugins.partition.keep_table import ONE, KeepTable
 from dpplug.plugins.partition.optimal import keep_probabilities
 
@@ -67,7 +67,7 @@ def test_achieved_delta(case: tuple[Any, Any]) -> None:
     L, delta = case
     table = KeepTable.build(L, delta)
     probs = [table.probability(n) for n in range(table.saturation + 2)]
-    worst = max(b1_slack(lo, hi, L) for lo, hi in zip(probs, probs[1:], strict=False))
+    worst = max(b1_slack(lo, hi, L) for lo, hi in itertools.pairwise(probs))
     assert table.achieved_delta(L) == worst
     assert 0 < worst <= delta
     # π̂(1) = ⌊δ·2^63⌋/2^63 and the first pair alone needs δ ≥ π̂(1)
@@ -106,20 +106,6 @@ def test_delta_below_grid_resolution() -> None:
     with pytest.raises(ValueError, match="2\\^-63"):
         KeepTable.build(mpq(2), mpq(1, 1 << 64))
     assert KeepTable.build(mpq(2), GRID).values[1] == 1  # δ = 2^-63 is one grid step
-
-
-class Words(dpplug.RandomSource):
-    """A source serving prescribed 64-bit words (bits_array(63, ·) keeps their top 63 bits)."""
-
-    def __init__(self, draws: list[int]) -> None:
-        super().__init__()
-        words = np.array([u << 1 for u in draws], dtype="<u8")
-        self.buffer = words.tobytes()
-
-    def random_bytes(self, count: int) -> bytes:
-        out, self.buffer = self.buffer[:count], self.buffer[count:]
-        assert len(out) == count, "more bytes drawn than prescribed"
-        return out
 
 
 @pytest.mark.parametrize("case", TABLE_CASES[:3], ids=tid)

@@ -33,9 +33,10 @@ from selector_support import (
     selector,
 )
 
-#: Laplace/Gaussian with ε = 0.01 and ℓ₀ ≥ 3 have saturations of 15 000–92 000; their curve
-#: checks (one MPFR exp per n) are left to the privacy grid, which still covers them exactly.
+
 def curve_cases(name: str) -> list[tuple[str, Fraction, Fraction, int]]:
+    """The grid without ε = 0.01, ℓ₀ ≥ 3: saturations of 15 000–92 000 there, too many MPFR
+    exps; test_selector_privacy.py still checks those instances exactly."""
     return [c for c in grid_cases((name,)) if not (c[1] == Fraction("0.01") and c[3] >= 3)]
 
 

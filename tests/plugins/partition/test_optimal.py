@@ -111,19 +111,19 @@ def test_breakpoints_thm1(case: tuple[Any, Any]) -> None:
 BOUNDARY_CASES = [(mpq(2), mpq(1, 10)), (mpq(3, 2), mpq(1, 2)), (mpq(101, 100), mpq(1, 2))]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG (doc/contract): breakpoints' n₂ is not 'the last n with π < 1' (optimal.py "
-    "module docstring; keep_probabilities' '[…, π(n₂ + 1) = 1]') when L^m hits the bound "
-    "exactly: it counts L^m ≤ bound, 'last n with π < 1' needs L^m < bound",
-)
-@pytest.mark.parametrize("case", BOUNDARY_CASES, ids=fid)
-def test_breakpoints_n2_is_last_below_one(case: tuple[Any, Any]) -> None:
+@pytest.mark.parametrize("case", FUNCTION_CASES + BOUNDARY_CASES, ids=fid)
+def test_breakpoints_n2_boundary(case: tuple[Any, Any]) -> None:
+    """π(n) < 1 before n₂ and π = 1 after it; π(n₂) = 1 exactly when the logarithm in n₂ is an
+    integer (L^{n₂−n₁} = 1 + (L − 1)(1 − π(n₁))/δ), else π(n₂) < 1. (Until the working-tree
+    docstring change, optimal.py called n₂ 'the last n with π < 1', false in the boundary case.)"""
     L, delta = case
     n1, n2 = breakpoints(L, delta)
     pi = keep_probabilities(L, delta)
-    assert closed_form(L, delta, n2) < 1
-    assert len(pi) - 1 == n2 + 1
+    first_one = len(pi) - 1
+    on_boundary = L ** (n2 - n1) == 1 + (L - 1) * (1 - pi[n1]) / delta
+    assert first_one == (n2 if on_boundary else n2 + 1)
+    assert (closed_form(L, delta, n2) == 1) == on_boundary
+    assert on_boundary == (case in BOUNDARY_CASES or case[1] == mpq(1, 2))
 
 
 @pytest.mark.parametrize("L", LS)

@@ -103,7 +103,7 @@ def test_tgt_hockey_stick_of_released_counts(case: tuple[str, Fraction, Fraction
 def test_composed_guarantee(case: tuple[str, Fraction, Fraction, int]) -> None:
     """guarantee = (L^ℓ₀, 1 − (1 − δ_c)^ℓ₀) for add-remove with max_partitions = ℓ₀, and it is
     at most the (ε, δ) asked for: L^ℓ₀ ≤ a rigorous lower bound on e^ε, 1 − (1 − δ_c)^ℓ₀ ≤ δ."""
-    name, eps, delta, l0 = case
+    _name, eps, delta, l0 = case
     s = grid_selector(case)
     pp, g = s.per_partition, s.guarantee
     assert g.exp_epsilon == pp.exp_epsilon**l0
@@ -139,7 +139,7 @@ def test_composed_guarantee_replace_one(name: str, l0: int, eps: Fraction, delta
 def product_law(laws: list[dict[int, Any]]) -> dict[tuple[int, ...], Any]:
     out: dict[tuple[int, ...], Any] = {(): mpq(1)}
     for law in laws:
-        out = {z + (x,): pz * px for z, pz in out.items() for x, px in law.items() if px}
+        out = {(*z, x): pz * px for z, pz in out.items() for x, px in law.items() if px}
     return out
 
 

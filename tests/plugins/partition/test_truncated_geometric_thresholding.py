@@ -127,9 +127,7 @@ def test_noisy_counts_of_kept_and_dropped() -> None:
 def test_public_partitions_always_released_below_minus_k(units: int) -> None:
     """τ_pub ≤ −k: every public partition is released (even with 0 units), with its noisy count;
     non-public partitions follow the usual threshold."""
-    s = selector(TGT, epsilon=1, delta=Fraction(1, 1000), public_threshold=-8)
-    k = s.k
-    assert -k >= -8 or True
+    k = selector(TGT, epsilon=1, delta=Fraction(1, 1000)).k
     for tau in (-k, -k - 5):
         t = selector(TGT, epsilon=1, delta=Fraction(1, 1000), public_threshold=tau)
         counts = np.full((4, 500), units)
@@ -145,6 +143,17 @@ def test_public_partitions_always_released_below_minus_k(units: int) -> None:
             assert not out.keep[~public].any()
 
 
+def test_public_partitions_no_false_negatives() -> None:
+    """τ_pub ≤ 1 − k: every public partition present in the data (≥ 1 unit) is released."""
+    k = selector(TGT, epsilon=1, delta=Fraction(1, 1000)).k
+    s = selector(TGT, epsilon=1, delta=Fraction(1, 1000), public_threshold=1 - k)
+    counts = np.tile(np.arange(0, 2 * k + 3), 200)
+    out = s.select(counts, dpplug.SeededSource(9), public=np.ones(counts.shape, dtype=bool))
+    assert out.keep[counts >= 1].all()
+    assert out.noisy_counts is not None
+    assert (out.noisy_counts[out.keep] >= 1 - k).all()
+
+
 def test_public_partitions_never_released_with_no_units_above_k() -> None:
     """τ_pub ≥ k + 1: a public partition with 0 units (noisy count ≤ k) is never released."""
     base = selector(TGT, epsilon=Fraction(1, 2), delta=Fraction(1, 100))
@@ -152,7 +161,7 @@ def test_public_partitions_never_released_with_no_units_above_k() -> None:
     for tau in (k + 1, k + 10):
         s = selector(TGT, epsilon=Fraction(1, 2), delta=Fraction(1, 100), public_threshold=tau)
         counts = np.zeros(5000, dtype=np.int64)
-        counts[::2] = 2 * k + 5  # public partitions with many units: always released
+        counts[::2] = tau + k  # noisy count ≥ τ_pub: always released
         out = s.select(counts, dpplug.SeededSource(5), public=np.ones(5000, dtype=bool))
         assert not out.keep[counts == 0].any()
         assert out.keep[counts > 0].all()
