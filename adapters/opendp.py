@@ -127,7 +127,8 @@ def _selector_map(selector: PartitionSelector) -> Callable[[object], Any]:
 
 def _integer_type(domain: Any, metric: Any) -> str:
     for t in INTEGER_TYPES:
-        if str(domain).startswith(f"AtomDomain(T={t}") and str(metric) == f"AbsoluteDistance({t})":
+        atom = str(domain).startswith("AtomDomain(") and f"T={t})" in str(domain)
+        if atom and str(metric) == f"AbsoluteDistance({t})":
             return t
     raise BadParameter(
         f"a dpplug sampler needs atom_domain(T=...) with absolute_distance of the same integer "
@@ -161,8 +162,9 @@ def _selector_measurement(selector: PartitionSelector, domain: Any, metric: Any)
     from_vector = (
         text.startswith("VectorDomain(AtomDomain(T=String)") and "SymmetricDistance" in text
     )
-    from_counts = text.startswith("MapDomain { key_domain: AtomDomain(T=String)") and (
-        "L01InfDistance" in text
+    from_counts = text.startswith("MapDomain { key_domain: AtomDomain(T=String)") and any(
+        f"value_domain: AtomDomain(T={t}) }} L01InfDistance(AbsoluteDistance({t}))" in text
+        for t in INTEGER_TYPES
     )
     if not (from_vector or from_counts):
         raise BadParameter(
@@ -239,11 +241,11 @@ def _wrap(mechanism: Mechanism, domain: Any, metric: Any) -> Any:
     raise NotSupported(f"no OpenDP adapter for a {mechanism.kind} yet")
 
 
-def then_measurement(name: str, **params: object) -> Any:
+def then_measurement(name: str, *, plugins: Registry | None = None, **params: object) -> Any:
     """Partial form of :func:`make_measurement` for ``>>`` chains."""
     return _PartialConstructor(
         lambda input_domain, input_metric: make_measurement(
-            name, input_domain, input_metric, **params
+            name, input_domain, input_metric, plugins=plugins, **params
         )
     )
 
@@ -274,12 +276,12 @@ def _domain_and_metric(spec: Mapping[str, Any]) -> tuple[Any, Any]:
     raise BadParameter(f"cannot rebuild the input domain {spec['input_domain']}")
 
 
-def deserialize(text: str) -> Any:
+def deserialize(text: str, plugins: Registry | None = None) -> Any:
     """The measurement :func:`serialize` described, rebuilt through the registry."""
     spec = json.loads(text)
     params = {k: v if isinstance(v, bool | int) else Fraction(v) for k, v in spec["params"].items()}
     domain, metric = _domain_and_metric(spec)
-    return make_measurement(spec["plugin"], domain, metric, **params)
+    return make_measurement(spec["plugin"], domain, metric, plugins=plugins, **params)
 
 
 def register_context_constructors(plugins: Registry | None = None) -> list[str]:

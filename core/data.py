@@ -29,7 +29,12 @@ def integer_scalar(value: object, low: int, high: int, what: str) -> int:
 
 def integer_array(values: object, low: int, high: int, what: str) -> npt.NDArray[np.int64]:
     """*values* as an int64 array with every entry in [low, high], or :class:`BadData`."""
-    array = np.asarray(values)
+    try:
+        array = np.asarray(values)
+    except ValueError as exc:  # ragged nesting
+        raise BadData(f"{what} must be a rectangular array of integers ({exc})") from None
+    if array.size == 0 and array.dtype.kind == "f":  # [] becomes float64: no value to reject
+        array = array.astype(np.int64)
     if array.dtype == object or array.dtype.kind not in "iu":
         raise BadData(
             f"{what} must be an array of integers, got dtype {array.dtype}; "

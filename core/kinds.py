@@ -239,7 +239,10 @@ class PartitionSelector(Mechanism):
         array = integer_array(unit_counts, 0, UNBOUNDED_COUNT, what="unit counts")
         mask = None
         if public is not None:
-            mask = np.asarray(public)
+            try:
+                mask = np.asarray(public)
+            except ValueError as exc:  # ragged nesting
+                raise BadData(f"public must be a rectangular boolean array ({exc})") from None
             if mask.dtype != np.bool_ or mask.shape != array.shape:
                 raise BadData(
                     f"public must be a boolean array of shape {array.shape}, got "

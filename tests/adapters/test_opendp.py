@@ -533,12 +533,6 @@ def test_wrong_domain_or_metric_is_bad_parameter() -> None:
         )
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="adapter gap: a selector accepts map_domain(str → f64) with a float l01inf metric; "
-    "every call and every map then fails with BadData/BadParameter instead of failing at "
-    "construction",
-)
 def test_selector_rejects_float_counts_at_construction() -> None:
     domain = dp.map_domain(dp.atom_domain(T=str), dp.atom_domain(T=float, nan=False))
     metric = dp.l01inf_distance(dp.absolute_distance(T=float))

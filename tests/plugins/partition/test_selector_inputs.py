@@ -132,11 +132,6 @@ def test_bad_unit_counts(name: str, bad: Any) -> None:
     assert source.draws == 0
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG (core/data.py integer_array, core/kinds.py select): a ragged list makes "
-    "np.asarray raise numpy's own ValueError ('inhomogeneous shape'), not dpplug.BadData",
-)
 @pytest.mark.parametrize("name", SELECTORS)
 @pytest.mark.parametrize("where", ["counts", "public"])
 def test_ragged_input(name: str, where: str) -> None:

@@ -47,13 +47,6 @@ def test_select_keeps_the_shape(name: str, shape: tuple[int, ...]) -> None:
         assert s.select(form, dpplug.SeededSource(2)).keep.tolist() == out.keep.tolist()
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=dpplug.BadData,
-    reason="BUG (minor, core/data.py integer_array): an empty list has numpy dtype float64, so "
-    "select([]) raises BadData 'must be an array of integers, got dtype float64' instead of "
-    "returning an empty selection (np.array([], dtype=np.int64) works)",
-)
 @pytest.mark.parametrize("name", SELECTORS)
 def test_select_empty_list(name: str) -> None:
     out = make(name).select([], dpplug.SeededSource(0))
