@@ -1,2 +1,3 @@
 """Framework adapters: registered plugins as OpenDP measurements (:mod:`dpplug.adapters.opendp`,
-needs the ``opendp`` extra). The PipelineDP adapter will live beside it."""
+the ``opendp`` extra) and inside PipelineDP pipelines on its local backend, Beam and Spark
+(:mod:`dpplug.adapters.pipelinedp`, the ``pipelinedp`` extra)."""
