@@ -25,6 +25,14 @@ def _slug(name: str) -> str:
     return "".join(ch if ch.isalnum() else "-" for ch in name)
 
 
+def _save(figure: Any, path: Path) -> str:
+    """Write *figure* to *path*, close it, and return the file's name for the page."""
+    figure.tight_layout()
+    figure.savefig(path, dpi=100)
+    plt.close(figure)
+    return path.name
+
+
 def _pmf_plot(result: PluginResult, data: dict[str, Any], directory: Path) -> str:
     figure, axes = plt.subplots(figsize=(6, 3))
     axes.bar(data["outputs"], data["declared"], color="#9ecae1", label="declared pmf")
@@ -32,11 +40,7 @@ def _pmf_plot(result: PluginResult, data: dict[str, Any], directory: Path) -> st
     axes.set_title(f"{result.name}: {data['case']}", fontsize=9)
     axes.set_xlabel("output")
     axes.legend(fontsize=8)
-    figure.tight_layout()
-    name = f"{_slug(result.name)}-pmf.png"
-    figure.savefig(directory / name, dpi=100)
-    plt.close(figure)
-    return name
+    return _save(figure, directory / f"{_slug(result.name)}-pmf.png")
 
 
 def _accuracy_plot(result: PluginResult, data: dict[str, Any], directory: Path) -> str:
@@ -56,11 +60,7 @@ def _accuracy_plot(result: PluginResult, data: dict[str, Any], directory: Path) 
     axes.set_ylabel("|error|")
     axes.set_title(f"{result.name}: {data['case']}", fontsize=8)
     axes.legend(fontsize=7)
-    figure.tight_layout()
-    name = f"{_slug(result.name)}-accuracy.png"
-    figure.savefig(directory / name, dpi=100)
-    plt.close(figure)
-    return name
+    return _save(figure, directory / f"{_slug(result.name)}-accuracy.png")
 
 
 def _keep_curve_plot(result: PluginResult, data: dict[str, Any], directory: Path) -> str:
@@ -72,11 +72,7 @@ def _keep_curve_plot(result: PluginResult, data: dict[str, Any], directory: Path
     axes.set_ylabel("keep probability")
     axes.set_title(f"{result.name}: {data['case']}", fontsize=8)
     axes.legend(fontsize=7)
-    figure.tight_layout()
-    name = f"{_slug(result.name)}-keep.png"
-    figure.savefig(directory / name, dpi=100)
-    plt.close(figure)
-    return name
+    return _save(figure, directory / f"{_slug(result.name)}-keep.png")
 
 
 def write_report(results: list[PluginResult], settings: Settings, directory: Path) -> Path:
