@@ -8,8 +8,8 @@ and overrides three private methods (hence the pin ``pipeline-dp==0.3.1``):
   partitions are kept by that registered selector, with PipelineDP's ``pre_threshold`` and
   ``max_partitions_contributed``. Its budget is requested as ``MechanismType.GENERIC`` (ε, δ):
   PipelineDP's own ``TRUNCATED_GEOMETRIC`` path is broken under the PLD accountant (it is left
-  out of the composition or crashes). Selectors on the exact keep table (``GridSelector``)
-  decide each partition with one 63-bit draw against the table, as their ``select`` does.
+  out of the composition or crashes). Each partition is decided by the selector's
+  ``decider`` (grid selectors: one 63-bit draw against their exact keep table).
 - ``_create_compound_combiner``: with ``count_noise=sampler(name, **params)`` given to the
   engine, COUNT and PRIVACY_ID_COUNT get the registered sampler's exact integer noise. Their
   budget is requested as GENERIC; a count whose contributions are bounded by ℓ₁ (ℓ₀·ℓ∞, or
@@ -32,8 +32,6 @@ from __future__ import annotations
 import dataclasses
 import functools
 import math
-import os
-import weakref
 from collections.abc import Callable
 from dataclasses import dataclass
 from fractions import Fraction
@@ -47,16 +45,12 @@ from pipeline_dp.aggregate_params import MechanismType, Metrics
 
 from dpplug.errors import BadParameter, NotSupported
 from dpplug.kinds import CountingQuerySampler, Kind, Mechanism, PartitionSelector
-from dpplug.plugins.partition.grid_selector import GridSelector
-from dpplug.plugins.partition.keep_table import GRID_BITS
-from dpplug.randomness import RandomSource, SystemSource
+from dpplug.randomness import SystemSource
 from dpplug.registry import registry
 
 #: Parameters PipelineDP's budget accountant and aggregation parameters supply.
 _SELECTOR_BUDGET = ("epsilon", "delta", "max_partitions_contributed", "pre_threshold")
 _SAMPLER_BUDGET = ("epsilon",)
-#: 63-bit draws fetched at once by the per-partition keep decisions.
-_DRAW_BLOCK = 4096
 
 
 @dataclass(frozen=True)
@@ -172,81 +166,14 @@ class _Keep:
     def __call__(self, row: tuple[Any, Any]) -> bool:
         decide = self._decide
         if decide is None:
-            decide = self._decide = _decider(_selector(*self._args))
+            decide = self._decide = _selector(*self._args).decider(_source())
         return decide(-(-row[1][0] // self._rows_per_unit))
-
-
-def _decider(
-    selector: PartitionSelector, source: RandomSource | None = None
-) -> Callable[[int], bool]:
-    """One partition's keep decision from its unit count, drawing from *source* (default: the
-    process's OS-CSPRNG source).
-
-    Selectors on the exact keep table (:class:`GridSelector`, ``_select`` not overridden) get a
-    scalar path with the same law, and the same draws, as their vectorised ``select``: keep iff a
-    uniform 63-bit integer is below the table's numerator, one draw per partition (drawn from
-    *source* in blocks, to save a system call per partition). Others go through ``select``.
-    """
-    source = _source() if source is None else source
-    if isinstance(selector, GridSelector) and type(selector)._select is GridSelector._select:
-        values: tuple[int, ...] = selector.table.values
-        saturation: int = selector.table.saturation
-        shift: int = selector.pre_threshold - 1
-        draws = _Draws(source)
-
-        def grid(units: int) -> bool:
-            return draws() < values[min(max(units - shift, 0), saturation)]
-
-        return grid
-
-    def generic(units: int) -> bool:
-        return bool(selector.select(np.array([units], dtype=np.int64), source).keep[0])
-
-    return generic
-
-
-class _Draws:
-    """Uniform 63-bit integers from a source, fetched ``_DRAW_BLOCK`` at a time, in the source's
-    order. Pending draws are never pickled, and a forked child drops its parent's."""
-
-    __slots__ = ("__weakref__", "_block", "_source")
-
-    def __init__(self, source: RandomSource) -> None:
-        self._source, self._block = source, list[int]()
-        _LIVE_DRAWS.add(self)
-
-    def __call__(self) -> int:
-        block = self._block
-        if not block:
-            block = self._block = _source_block(self._source)
-        return block.pop()
-
-    def forget(self) -> None:
-        self._block = []
-
-    def __reduce__(self) -> tuple[Any, ...]:
-        return (_Draws, (self._source,))  # a copy starts with no pending draws
-
-
-def _source_block(source: RandomSource) -> list[int]:
-    block: list[int] = source.bits_array(GRID_BITS, _DRAW_BLOCK).tolist()
-    block.reverse()  # pop() from the end returns them in the source's order
-    return block
-
-
-def _forget_pending_draws() -> None:
-    for draws in list(_LIVE_DRAWS):
-        draws.forget()
-
-
-_LIVE_DRAWS: weakref.WeakSet[_Draws] = weakref.WeakSet()
-os.register_at_fork(after_in_child=_forget_pending_draws)
 
 
 @functools.cache
 def _source() -> SystemSource:
-    """One OS-CSPRNG source per process."""
-    return SystemSource()
+    """One OS-CSPRNG source per process, reading 32 KiB at a time (partitions draw one by one)."""
+    return SystemSource(prefetch=1 << 15)
 
 
 class PluginNoise(dp_computations.AdditiveMechanism):

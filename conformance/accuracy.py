@@ -27,11 +27,12 @@ NAME = "accuracy"
 BETAS = (Fraction(1, 20), Fraction(1, 1000))
 
 
-def exact_worst_tail(sampler: CountingQuerySampler, a: int) -> Any | None:
-    """max_c Pr[|M(c,U) − c| > a] over every count, exactly; None if not exactly computable."""
+def exact_worst_tail(sampler: CountingQuerySampler, a: int, max_n: int) -> Any | None:
+    """max_c Pr[|M(c,U) − c| > a] over every count, exactly; None if not exactly computable
+    (no pmf, or n > *max_n*)."""
     if sampler.n is None:
         counts: range = range(-3, 4)
-    elif sampler.n <= 64:
+    elif sampler.n <= max_n:
         counts = range(sampler.n + 1)
     else:
         return None
@@ -104,7 +105,7 @@ def check(entry: Entry, settings: Settings) -> ContractResult:
         plot = plot or _sampler_plot(probe, settings.seed, settings.samples)
         for beta in BETAS:
             a = mechanism.accuracy(beta).per_query.a
-            tail = exact_worst_tail(mechanism, a)
+            tail = exact_worst_tail(mechanism, a, settings.max_exact_n)
             if tail is None:
                 sampled.append((probe, beta, a))
             elif tail > mpq(beta.numerator, beta.denominator):

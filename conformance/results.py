@@ -26,10 +26,6 @@ class Level(StrEnum):
     AUDITED = "audited"  # … and the black-box audit, accuracy and hygiene pass
     EXACTLY_VERIFIED = "exactly verified"  # … and the exact privacy check and the sampling law
 
-    @property
-    def rank(self) -> int:
-        return list(Level).index(self)
-
 
 #: The contracts each level needs, cumulatively.
 _LEVEL_NEEDS = (

@@ -14,7 +14,7 @@ before it draws any randomness. New kinds subclass :class:`Mechanism` and get a 
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any, ClassVar
@@ -219,6 +219,16 @@ class PartitionSelector(Mechanism):
     def kept_from(self, beta: Any) -> int:
         """The smallest unit count kept with probability at least 1 − β (exact)."""
         return next(n for n in range(self.saturation + 1) if self.keep_probability(n) >= 1 - beta)
+
+    def decider(self, source: RandomSource | None = None) -> Callable[[int], bool]:
+        """One partition's keep decision from its unit count, with the law of :meth:`select`,
+        for callers that see partitions one at a time (PipelineDP's per-partition filter)."""
+        rng = default_source(source)
+
+        def decide(units: int) -> bool:
+            return bool(self.select(np.array([units], dtype=np.int64), rng).keep[0])
+
+        return decide
 
     def output_pmf(self, units: object) -> Pmf:
         """The exact law of what one partition releases: 0 when dropped, 1 when kept (selectors

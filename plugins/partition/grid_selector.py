@@ -10,13 +10,13 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from dpplug.errors import BadParameter, NotSupported
+from dpplug.errors import BadData, BadParameter, NotSupported
 from dpplug.guarantee import COUNT_SENSITIVITY_1, Accuracy, ErrorBound, Guarantee
 from dpplug.kinds import PartitionSelector, Selection
 from dpplug.params import Schema
 from dpplug.plugins.partition.budget import SELECTOR_PARAMS, Budget
-from dpplug.plugins.partition.keep_table import KeepTable
-from dpplug.randomness import RandomSource
+from dpplug.plugins.partition.keep_table import GRID_BITS, KeepTable
+from dpplug.randomness import RandomSource, default_source
 
 
 class GridSelector(PartitionSelector):
@@ -79,6 +79,19 @@ class GridSelector(PartitionSelector):
             )
         flat = self._shifted(unit_counts.reshape(-1))
         return Selection(self.table.keep(flat, source).reshape(unit_counts.shape))
+
+    def decider(self, source: RandomSource | None = None) -> Callable[[int], bool]:
+        """The scalar form of :meth:`select`: one 63-bit draw against the table, the same draw
+        :meth:`KeepTable.keep` makes for an element."""
+        draw = default_source(source).bits
+        values, saturation, shift = self.table.values, self.table.saturation, self.pre_threshold - 1
+
+        def decide(units: int) -> bool:
+            if not isinstance(units, int) or units < 0:
+                raise BadData(f"unit counts must be non-negative ints, got {units!r}")
+            return draw(GRID_BITS) < values[min(max(units - shift, 0), saturation)]
+
+        return decide
 
     def _accuracy(self, beta: Any) -> Accuracy:
         """Partitions with more than ``threshold`` units are kept with probability ≥ 1 − β."""

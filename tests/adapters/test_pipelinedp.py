@@ -26,7 +26,6 @@ import glob
 import json
 import math
 import operator
-import os
 import pickle
 import subprocess
 import sys
@@ -404,38 +403,21 @@ def test_generic_selector_path_on_local_backend() -> None:
     )
 
 
-@pytest.mark.parametrize("name", ["optimal-partition-selection", "laplace-thresholding"])
+@pytest.mark.parametrize(
+    "name",
+    ["optimal-partition-selection", "laplace-thresholding", "truncated-geometric-thresholding"],
+)
 def test_scalar_keep_path_equals_vectorised_select(name: str) -> None:
-    """The per-partition path of grid selectors draws exactly what ``select`` draws, across
-    the blocks in which it fetches its draws."""
+    """The per-partition decider the adapter uses draws exactly what ``select`` draws."""
     selector = dpplug.create(
         name, epsilon=Fraction(1, 2), delta=Fraction(1, 10**3), pre_threshold=3
     )
-    assert isinstance(selector, GridSelector)
     distinct = selector.saturation + 5
-    units = np.arange(distinct, dtype=np.int64).repeat(3 * adapter._DRAW_BLOCK // distinct + 1)
-    assert units.size > 3 * adapter._DRAW_BLOCK
+    units = np.arange(distinct, dtype=np.int64).repeat(3 * 4096 // distinct + 1)
     expected = selector.select(units, dpplug.SeededSource(11)).keep
-    decide = adapter._decider(selector, dpplug.SeededSource(11))
+    decide = selector.decider(dpplug.SeededSource(11))
     assert [decide(int(u)) for u in units] == expected.tolist()
     assert not expected[units < 3].any() and expected[units >= selector.saturation].all()
-
-
-def test_pending_draws_are_not_copied() -> None:
-    """Keep decisions fetch their draws in blocks: neither a pickled copy nor a forked child may
-    reuse the draws still pending in the original (their decisions would be correlated)."""
-    draws = adapter._Draws(dpplug.SeededSource(5))
-    first = draws()
-    expected = dpplug.SeededSource(5).bits_array(63, 3).tolist()
-    assert first == expected[0]
-    copy = pickle.loads(pickle.dumps(draws))
-    assert copy._block == [] and len(draws._block) == adapter._DRAW_BLOCK - 1
-    pid = os.fork()
-    if pid == 0:  # the child: no pending draws inherited
-        os._exit(0 if draws._block == [] else 1)
-    _, status = os.waitpid(pid, 0)
-    assert os.waitstatus_to_exitcode(status) == 0
-    assert [draws(), draws()] == expected[1:]  # the parent goes on where it was
 
 
 # --------------------------------------------------------------------------- add_dp_noise

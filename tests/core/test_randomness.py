@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import pickle
 from collections import Counter
 
 import numpy as np
@@ -78,3 +80,20 @@ def test_the_default_source_is_the_os_csprng() -> None:
         default_source(np.random.default_rng(0))  # type: ignore[arg-type]
     with pytest.raises(dpplug.BadParameter):
         dpplug.SeededSource(-1)
+
+
+def test_prefetched_bytes_are_never_shared() -> None:
+    """A prefetching SystemSource serves its buffer in order; neither a pickled copy nor a forked
+    child may serve the bytes still pending in the original (their draws would be equal)."""
+    source = dpplug.SystemSource(prefetch=64)
+    source.bits(63)
+    pending = source._buffer[8:]
+    assert len(pending) == 56
+    copy = pickle.loads(pickle.dumps(source))
+    assert copy._buffer == b"" and copy.prefetch == 64
+    pid = os.fork()
+    if pid == 0:  # the child: no pending bytes inherited
+        os._exit(0 if source._buffer == b"" else 1)
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
+    assert source.random_bytes(8) == pending[:8]  # the parent goes on where it was
