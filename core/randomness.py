@@ -131,7 +131,14 @@ class SystemSource(RandomSource):
 
 
 _PREFETCHING: weakref.WeakSet[SystemSource] = weakref.WeakSet()
-os.register_at_fork(after_in_child=lambda: [s._forget() for s in list(_PREFETCHING)])
+
+
+def _forget_prefetched() -> None:
+    for source in list(_PREFETCHING):
+        source._forget()
+
+
+os.register_at_fork(after_in_child=_forget_prefetched)
 
 
 class SeededSource(RandomSource):
