@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import re
 import sys
 from collections.abc import Sequence
 from fractions import Fraction
@@ -22,6 +21,7 @@ from rich.table import Table
 from dpplug.conformance.results import recorded_level
 from dpplug.errors import BadParameter, DpplugError
 from dpplug.kinds import CountingQuerySampler, Mechanism
+from dpplug.params import parse_value
 from dpplug.randomness import SeededSource, SystemSource
 from dpplug.registry import Entry, Registry, registry
 
@@ -29,23 +29,6 @@ from dpplug.registry import Entry, Registry, registry
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:
         self.exit(2, f"dpplug: error: {message} (see `{self.prog} --help`)\n")
-
-
-def _parse_value(text: str) -> object:
-    """A --param value: true/false, an int, an exact decimal or fraction ("0.5", "1/3"), or a
-    float ("nan")."""
-    if text.strip().lower() in ("true", "false"):
-        return text.strip().lower() == "true"
-    if re.fullmatch(r"[+-]?\d+", text.strip()):
-        return int(text)
-    try:
-        return Fraction(text.strip())
-    except (ValueError, ZeroDivisionError):
-        pass
-    try:
-        return float(text)
-    except ValueError:
-        return text
 
 
 def _params(pairs: Sequence[str]) -> dict[str, object]:
@@ -56,7 +39,7 @@ def _params(pairs: Sequence[str]) -> dict[str, object]:
             raise BadParameter(
                 f"--param expects KEY=VALUE, got {pair!r} (e.g. --param epsilon=0.5)"
             )
-        params[key.strip()] = _parse_value(value)
+        params[key.strip()] = parse_value(value)
     return params
 
 

@@ -66,6 +66,15 @@ class Neighbouring:
             "max_contributions": self.max_contributions,
         }
 
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Neighbouring:
+        return cls(
+            Relation(data["relation"]),
+            data["sensitivity"],
+            data["max_partitions"],
+            data["max_contributions"],
+        )
+
 
 def _short(value: Any) -> str:
     """An exact rational as text, or a note of its size when it is too long to read."""
@@ -126,6 +135,15 @@ class Guarantee:
             "neighbouring": self.neighbouring.as_dict(),
         }
 
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Guarantee:
+        """The guarantee :meth:`as_dict` described (exact: e^ε and δ are read as rationals)."""
+        return cls(
+            mpq(data["exp_epsilon"]),
+            mpq(data["delta"]),
+            Neighbouring.from_dict(data["neighbouring"]),
+        )
+
 
 @dataclass(frozen=True)
 class ErrorBound:
@@ -136,6 +154,10 @@ class ErrorBound:
 
     def as_dict(self) -> dict[str, Any]:
         return {"a": self.a, "beta": str(self.beta)}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> ErrorBound:
+        return cls(int(data["a"]), mpq(data["beta"]))
 
 
 @dataclass(frozen=True)
@@ -160,3 +182,12 @@ class Accuracy:
             "threshold": self.threshold,
             "formula": self.formula,
         }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Accuracy:
+        return cls(
+            ErrorBound.from_dict(data["per_query"]),
+            ErrorBound.from_dict(data["simultaneous"]),
+            int(data["threshold"]),
+            data["formula"],
+        )

@@ -14,7 +14,7 @@ before it draws any randomness. New kinds subclass :class:`Mechanism` and get a 
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any, ClassVar
@@ -29,6 +29,7 @@ from dpplug.guarantee import Accuracy, Guarantee
 from dpplug.params import Param, Schema
 from dpplug.pmf import Pmf
 from dpplug.randomness import RandomSource, default_source
+from dpplug.universe import Universe
 
 #: Count bound of samplers that accept any integer (noise addition, no clamping).
 UNBOUNDED_COUNT = 1 << 62
@@ -276,23 +277,70 @@ class PartitionSelector(Mechanism):
     ) -> Selection: ...
 
 
-class HistogramReleaser(Mechanism):
-    """A histogram releaser (Balcer–Vadhan §5–8): a private histogram from a mapping label → count.
+@dataclass(frozen=True)
+class TrueCounts:
+    """A releaser's validated input: the nonempty bins as strictly increasing universe indices,
+    their true counts, and the number of rows (at most the public n)."""
 
-    Releasers that the paper parameterises by a counting-query algorithm take a ``sampler``
-    parameter naming any registered :class:`CountingQuerySampler`. Released collections are in
-    canonical label order.
+    indices: tuple[int, ...]
+    counts: npt.NDArray[np.int64]
+    rows: int
+
+
+class HistogramReleaser(Mechanism):
+    """A histogram releaser (Balcer–Vadhan §5–8): a private histogram of a dataset of at most n
+    rows over a public universe X (:mod:`dpplug.universe`).
+
+    The data is either rows (an iterable of labels) or a mapping label → count. Every label must
+    be in the universe and the counts must sum to at most n; :meth:`release` checks both before
+    anything is drawn. Releasers that the paper parameterises by a counting-query algorithm take
+    a ``sampler`` parameter naming any registered :class:`CountingQuerySampler`, resolved in the
+    registry the releaser was created from (*plugins*). Released collections are in canonical
+    label order (:mod:`dpplug.histograms`).
     """
 
     kind = Kind.HISTOGRAM_RELEASER
+    universe: Universe
+    #: The public bound on the number of rows (Balcer–Vadhan's dataset size n).
+    n: int
 
-    def release(self, counts: Mapping[Any, int], source: RandomSource | None = None) -> Any:
-        """The private histogram of *counts* (label → true count)."""
-        return self._release(self._validate_counts(counts), default_source(source))
+    def __init__(self, *, plugins: Any = None, **params: object) -> None:
+        super().__init__(**params)
+        self.plugins = plugins
+
+    def release(self, data: object, source: RandomSource | None = None) -> Any:
+        """The private histogram of *data* (rows of labels, or a mapping label → count)."""
+        counts = self.true_counts(data)
+        return self._release(counts, default_source(source))
+
+    def true_counts(self, data: object) -> TrueCounts:
+        """*data* validated against the universe and n; :class:`BadData` saying what to change."""
+        if isinstance(data, Mapping):
+            by_index: dict[int, int] = {}
+            for label, count in data.items():
+                index = self.universe.index(label)
+                value = integer_scalar(count, 0, self.n, f"the count of {label!r}")
+                if value:
+                    by_index[index] = by_index.get(index, 0) + value
+        elif isinstance(data, str | bytes) or not isinstance(data, Iterable):
+            raise BadData(
+                f"{self.name} takes rows (a list of labels) or a mapping label → count, got "
+                f"{type(data).__name__}"
+            )
+        else:
+            by_index = {}
+            for label in data:
+                index = self.universe.index(label)
+                by_index[index] = by_index.get(index, 0) + 1
+        rows = sum(by_index.values())
+        if rows > self.n:
+            raise BadData(
+                f"the data has {rows} rows but {self.name} was built for at most n = {self.n}; "
+                f"build it with a larger n (n is public) or bound each dataset's size first"
+            )
+        indices = tuple(sorted(by_index))
+        counts = np.fromiter((by_index[i] for i in indices), dtype=np.int64, count=len(indices))
+        return TrueCounts(indices, counts, rows)
 
     @abstractmethod
-    def _validate_counts(self, counts: Mapping[Any, int]) -> Mapping[Any, int]:
-        """Check labels against the universe and counts against n; raise BadData otherwise."""
-
-    @abstractmethod
-    def _release(self, counts: Mapping[Any, int], source: RandomSource) -> Any: ...
+    def _release(self, counts: TrueCounts, source: RandomSource) -> Any: ...

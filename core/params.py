@@ -10,8 +10,10 @@ actually achieves from them.
 from __future__ import annotations
 
 import numbers
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
+from fractions import Fraction
 from typing import Any
 
 import numpy as np
@@ -19,20 +21,25 @@ from gmpy2 import mpq
 
 from dpplug.errors import BadParameter
 from dpplug.exact import as_rational
+from dpplug.universe import parse_universe
 
 _REQUIRED: Any = object()
 
 
 @dataclass(frozen=True)
 class Param:
-    """One parameter: a rational or an integer in an interval, required or with a default.
+    """One parameter, required or with a default.
 
-    ``low``/``high`` bound the value (``None``: unbounded); ``low_open``/``high_open`` make the
-    bound strict. ``default=None`` with ``optional=True`` means "may be left out".
+    Types: ``"rational"`` and ``"integer"`` (in an interval: ``low``/``high`` bound the value,
+    ``None`` for unbounded, ``low_open``/``high_open`` make a bound strict), ``"boolean"``,
+    ``"text"`` (a non-empty string, such as the name of a registered sampler), ``"universe"``
+    (a :class:`dpplug.universe.Universe` or its spec text) and ``"options"`` (keyword parameters
+    for another mechanism: a mapping, or text ``"key=value,key=value"``).
+    ``default=None`` with ``optional=True`` means "may be left out".
     """
 
     name: str
-    type: str  # "rational", "integer" or "boolean"
+    type: str
     doc: str
     low: Any = None
     high: Any = None
@@ -47,8 +54,8 @@ class Param:
         return self.default is _REQUIRED and not self.optional
 
     def range_text(self) -> str:
-        if self.type == "boolean":
-            return "True or False"
+        if self.type in _TEXT_FORMS:
+            return _TEXT_FORMS[self.type]
         lo = "-∞" if self.low is None else str(self.low)
         hi = "∞" if self.high is None else str(self.high)
         return f"{'(' if self.low_open or self.low is None else '['}{lo}, {hi}" + (
@@ -67,6 +74,14 @@ class Param:
         """The exact value (``int``, ``mpq`` or ``bool``) for *value*, or :class:`BadParameter`."""
         if value is None and self.optional:
             return None
+        if self.type == "text":
+            if not isinstance(value, str) or not value:
+                raise BadParameter(f"{self.name}={value!r} is invalid: pass a non-empty string.")
+            return value
+        if self.type == "universe":
+            return parse_universe(value)
+        if self.type == "options":
+            return _options(self.name, value)
         if self.type == "boolean":
             if isinstance(value, bool | np.bool_):
                 return bool(value)
@@ -127,6 +142,49 @@ class Schema:
             else:
                 values[p.name] = None if p.default is _REQUIRED else p.coerce(p.default)
         return values
+
+
+_TEXT_FORMS = {
+    "boolean": "True or False",
+    "text": "a name",
+    "universe": "range:LOW:HIGH, bytes:L, text:L or labels:[…]",
+    "options": "key=value,…",
+}
+
+
+def parse_value(text: str) -> object:
+    """A parameter value written as text: true/false, an int, an exact decimal or fraction
+    ("0.5", "1/3"), a float ("nan"), or the text itself."""
+    if text.strip().lower() in ("true", "false"):
+        return text.strip().lower() == "true"
+    if re.fullmatch(r"[+-]?\d+", text.strip()):
+        return int(text)
+    try:
+        return Fraction(text.strip())
+    except (ValueError, ZeroDivisionError):
+        pass
+    try:
+        return float(text)
+    except ValueError:
+        return text
+
+
+def _options(name: str, value: object) -> dict[str, object]:
+    """Keyword parameters for another mechanism, from a mapping or ``"key=value,key=value"``."""
+    if isinstance(value, str):
+        pairs = [pair.partition("=") for pair in value.split(",") if pair.strip()]
+        if any(not sep or not key.strip() for key, sep, _ in pairs):
+            raise BadParameter(
+                f"{name}={value!r} is invalid: write key=value pairs separated by commas, "
+                f'e.g. {name}="gamma=1/1000"'
+            )
+        return {key.strip(): parse_value(text) for key, _, text in pairs}
+    if isinstance(value, Mapping) and all(isinstance(k, str) for k in value):
+        return dict(value)
+    raise BadParameter(
+        f"{name}={value!r} is invalid: pass a dict of keyword parameters, e.g. "
+        f'{name}={{"gamma": Fraction(1, 1000)}}, or the text "gamma=1/1000"'
+    )
 
 
 def epsilon_param(doc: str, high: int = 64, low: Any = 0) -> Param:

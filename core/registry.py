@@ -68,10 +68,14 @@ class Entry:
     kind: Kind
     cls: type[Mechanism]
     source: Source
+    #: The registry this entry belongs to; releasers resolve their ``sampler`` in it.
+    registry: Registry | None = field(default=None, repr=False, compare=False)
 
     def create(self, **params: object) -> Mechanism:
         """A new instance; parameters are validated before the mechanism exists."""
         try:
+            if issubclass(self.cls, HistogramReleaser):
+                return self.cls(plugins=self.registry, **params)
             return self.cls(**params)
         except DpplugError:
             raise
@@ -151,9 +155,8 @@ class Registry:
         for entry in staged:
             self._entries[entry.name] = entry
 
-    @staticmethod
     def _stager(
-        kind: Kind, base: type[Mechanism], source: Source, staged: list[Entry]
+        self, kind: Kind, base: type[Mechanism], source: Source, staged: list[Entry]
     ) -> Callable[[type[Any]], None]:
         def register(cls: type[Any]) -> None:
             _check_mechanism_class(cls, kind, base)
@@ -161,7 +164,7 @@ class Registry:
                 raise DuplicateMechanismName(
                     f"{source.describe()} registers {cls.name!r} twice; register each name once"
                 )
-            staged.append(Entry(cls.name, kind, cls, source))
+            staged.append(Entry(cls.name, kind, cls, source, self))
 
         return register
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dpplug.hookspecs import Register, hookimpl
+from dpplug.plugins.histograms import RELEASERS
 from dpplug.plugins.partition import SELECTORS
 from dpplug.plugins.samplers import SAMPLERS
 
@@ -17,3 +18,9 @@ def register_samplers(register: Register) -> None:
 def register_partition_selectors(register: Register) -> None:
     for selector in SELECTORS:
         register(selector)
+
+
+@hookimpl
+def register_histogram_releasers(register: Register) -> None:
+    for releaser in RELEASERS:
+        register(releaser)

@@ -48,7 +48,7 @@ class FastSample(CountingQuerySampler):
                 "gamma",
                 "rational",
                 "Probability of uniform output (rounded down into 1/ℕ); adds at most γ to β.",
-                low=mpq(1, 1 << 64),
+                low=mpq(1, 1 << 128),
                 high=mpq(1, 2),
                 example="1/1000",
             ),
@@ -65,9 +65,7 @@ class FastSample(CountingQuerySampler):
         self.gamma = unit_fraction(self.params["gamma"])
         self.geometric = GeometricParams.for_epsilon(self.params["epsilon"])
         x, n, g = self.geometric.x, self.n, int(1 / self.gamma)
-        t = 0
-        while 2 * x * x**t * (g - 1) * (n + 1) > (x + 1) ** t:
-            t += 1
+        t = smallest_error_bound(lambda t: mpq(2 * x * x**t * (g - 1) * (n + 1), (x + 1) ** t), 1)
         self.t = t
         self.core_d: int = int((2 * x + 1) * (x + 1) ** t)
         self.d: int = (n + 1) * self.core_d * g

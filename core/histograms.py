@@ -1,0 +1,242 @@
+"""What histogram releasers return: dense, sparse and compact histograms (Balcer–Vadhan §5–8).
+
+Every output carries the :class:`~dpplug.guarantee.Guarantee` and the
+:class:`~dpplug.guarantee.Accuracy` of the release that produced it, and the text of the
+mechanism (``mechanism``) that did. Collections are in canonical order, the index order of the
+universe (:mod:`dpplug.universe`), never in an order that depends on the data.
+
+- :class:`DenseHistogram`: a noisy count for every label of the universe.
+- :class:`SparseHistogram`: a partial vector, the released bins in canonical order; every other
+  label reads 0.
+- :class:`CompactHistogram`: Balcer–Vadhan's succinct dense histogram (000 Alg. 8.2): a
+  polynomial p of degree ≤ n over the prime field F_P, read as h_x = M₀(p(x) + 1), where M₀ is
+  the empty-bin law of :class:`EmptyBinLaw`. ``to_bytes``/``from_bytes`` serialise it.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import TYPE_CHECKING, Any
+
+import flint
+import numpy as np
+import numpy.typing as npt
+
+from dpplug.errors import BadData
+from dpplug.guarantee import Accuracy, Guarantee
+from dpplug.universe import Universe, parse_universe
+
+if TYPE_CHECKING:
+    from dpplug.kinds import CountingQuerySampler
+    from dpplug.registry import Registry
+
+
+@dataclass(frozen=True)
+class DenseHistogram:
+    """A noisy count for every label, ``counts[i]`` for the label with index i."""
+
+    universe: Universe
+    counts: npt.NDArray[np.int64]
+    guarantee: Guarantee
+    accuracy: Accuracy
+    mechanism: str
+
+    def count(self, label: object) -> int:
+        """The released count of *label*."""
+        return int(self.counts[self.universe.index(label)])
+
+    def items(self) -> Iterator[tuple[Any, int]]:
+        """(label, count) for every label, in canonical order."""
+        return ((self.universe.label(i), int(c)) for i, c in enumerate(self.counts))
+
+    def to_dict(self) -> dict[Any, int]:
+        return dict(self.items())
+
+    def __len__(self) -> int:
+        return len(self.counts)
+
+
+@dataclass(frozen=True)
+class SparseHistogram:
+    """The released bins as a partial vector: ``indices`` strictly increasing, one count each."""
+
+    universe: Universe
+    indices: tuple[int, ...]
+    counts: tuple[int, ...]
+    guarantee: Guarantee
+    accuracy: Accuracy
+    mechanism: str
+    _by_index: dict[int, int] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        if any(a >= b for a, b in zip(self.indices, self.indices[1:], strict=False)):
+            raise ValueError("a sparse histogram's bins must be in canonical (index) order")
+        object.__setattr__(self, "_by_index", dict(zip(self.indices, self.counts, strict=True)))
+
+    def count(self, label: object) -> int:
+        """The released count of *label*: 0 for a label that was not released."""
+        return self._by_index.get(self.universe.index(label), 0)
+
+    def items(self) -> Iterator[tuple[Any, int]]:
+        """(label, count) of the released bins, in canonical order."""
+        return ((self.universe.label(i), c) for i, c in zip(self.indices, self.counts, strict=True))
+
+    @property
+    def labels(self) -> list[Any]:
+        return [self.universe.label(i) for i in self.indices]
+
+    def to_dict(self) -> dict[Any, int]:
+        return dict(self.items())
+
+    def __len__(self) -> int:
+        return len(self.indices)
+
+
+class EmptyBinLaw:
+    """M₀ of Balcer–Vadhan 000 Alg. 8.2 / Lemma 8.4 (MECHANISMS.md A14) for a sampler M with
+    randomness size d and a field of size P ≥ d: the law of M(0, U) moved onto [1, P].
+
+    With q = ⌊P/d⌋ and r = P mod d, the map f sends the first r(q+1) points of [1, P] (q+1)-to-1
+    onto [1, r] and the rest q-to-1 onto [r+1, d]; φ(u) = q·u + min(u, r) counts the points f
+    sends to [1, u]. M₀(u₀) is the smallest v with φ(F(0, v)) ≥ u₀, so M₀(u₀) = v exactly for
+    u₀ in S_v = (φ(F(0, v−1)), φ(F(0, v))], and for every v
+
+        q·d/P · Pr[M(0,U) = v] ≤ Pr[M₀(U₀) = v] ≤ (q+1)·d/P · Pr[M(0,U) = v].
+
+    The law is read from the scaled CDF only, so it does not assume M(0, ·) is monotone in u.
+    """
+
+    def __init__(self, sampler: CountingQuerySampler, modulus: int) -> None:
+        self.sampler = sampler
+        self.d = sampler.d if sampler.d is not None else 0
+        self.modulus = modulus
+        self.q, self.r = divmod(modulus, self.d)
+        self.n = sampler.count_bounds[1]
+        self._thresholds: dict[int, int] = {}
+
+    def phi(self, u: int) -> int:
+        return self.q * u + min(u, self.r)
+
+    def threshold(self, v: int) -> int:
+        """φ(F(0, v)): M₀(u₀) ≤ v exactly when u₀ ≤ this value."""
+        if v < 0:
+            return 0
+        if v not in self._thresholds:
+            self._thresholds[v] = self.phi(self.sampler.scaled_cdf(v, 0))
+        return self._thresholds[v]
+
+    def interval(self, v: int) -> tuple[int, int]:
+        """S_v as (first, size): the u₀ ∈ [1, P] with M₀(u₀) = v."""
+        low = self.threshold(v - 1)
+        return low + 1, self.threshold(v) - low
+
+    def value(self, u0: int) -> int:
+        """M₀(u₀) for u₀ ∈ [1, P]: binary search over v ∈ [0, n]."""
+        lo, hi = 0, self.n
+        while lo < hi:
+            mid = (lo + hi) // 2
+            if self.threshold(mid) >= u0:
+                hi = mid
+            else:
+                lo = mid + 1
+        return lo
+
+
+@dataclass(frozen=True)
+class CompactHistogram:
+    """A dense histogram stored as n + 1 field elements (Balcer–Vadhan 000 Thm 8.3).
+
+    ``count(label)`` evaluates the polynomial at the label's index by Horner's rule and maps the
+    field value u₀ − 1 to a count with :class:`EmptyBinLaw`; ``counts(labels)`` evaluates many
+    labels at once (multipoint evaluation). Released nonempty bins read back exactly their
+    noisy counts; every other label reads an independent-looking draw of M₀.
+    """
+
+    universe: Universe
+    modulus: int
+    coefficients: tuple[int, ...]
+    sampler: CountingQuerySampler
+    guarantee: Guarantee
+    accuracy: Accuracy
+    mechanism: str
+
+    @cached_property
+    def _polynomial(self) -> Any:
+        return flint.fmpz_mod_poly_ctx(self.modulus)(list(self.coefficients))
+
+    @cached_property
+    def _law(self) -> EmptyBinLaw:
+        return EmptyBinLaw(self.sampler, self.modulus)
+
+    def count(self, label: object) -> int:
+        """The count of *label* (Horner's rule, then M₀)."""
+        value = self._polynomial(self.universe.index(label))
+        return self._law.value(int(value) + 1)
+
+    def counts(self, labels: Iterable[object]) -> list[int]:
+        """The counts of many labels, evaluated together."""
+        indices = [self.universe.index(label) for label in labels]
+        if not indices:
+            return []
+        values = self._polynomial.multipoint_evaluate(indices)
+        return [self._law.value(int(v) + 1) for v in values]
+
+    def to_bytes(self) -> bytes:
+        """A JSON header line, then the coefficients as fixed-width little-endian integers."""
+        width = (self.modulus.bit_length() + 7) // 8
+        header = {
+            "format": "dpplug-compact-histogram/1",
+            "universe": self.universe.spec,
+            "modulus": str(self.modulus),
+            "degree_bound": len(self.coefficients) - 1,
+            "sampler": self.sampler.name,
+            "sampler_params": {
+                k: _text(v) for k, v in self.sampler.params.items() if v is not None
+            },
+            "guarantee": self.guarantee.as_dict(),
+            "accuracy": self.accuracy.as_dict(),
+            "mechanism": self.mechanism,
+        }
+        body = b"".join(c.to_bytes(width, "little") for c in self.coefficients)
+        return json.dumps(header, sort_keys=True).encode() + b"\n" + body
+
+    @classmethod
+    def from_bytes(cls, data: bytes, plugins: Registry | None = None) -> CompactHistogram:
+        """The histogram :meth:`to_bytes` wrote; the sampler is rebuilt through the registry."""
+        from dpplug.params import parse_value
+        from dpplug.registry import registry
+
+        head, sep, body = data.partition(b"\n")
+        try:
+            header = json.loads(head)
+            if not sep or header.get("format") != "dpplug-compact-histogram/1":
+                raise ValueError("not a dpplug compact histogram")
+            modulus = int(header["modulus"])
+            width = (modulus.bit_length() + 7) // 8
+            count = int(header["degree_bound"]) + 1
+            if len(body) != width * count:
+                raise ValueError(f"expected {width * count} bytes of coefficients")
+        except (ValueError, KeyError, TypeError) as exc:
+            raise BadData(f"cannot read a compact histogram from these bytes: {exc}") from None
+        params = {k: parse_value(v) if isinstance(v, str) else v
+                  for k, v in header["sampler_params"].items()}
+        sampler = (plugins or registry()).create(header["sampler"], **params)
+        coefficients = tuple(
+            int.from_bytes(body[i : i + width], "little") for i in range(0, len(body), width)
+        )
+        return cls(
+            universe=parse_universe(header["universe"]),
+            modulus=modulus,
+            coefficients=coefficients,
+            sampler=sampler,  # type: ignore[arg-type]
+            guarantee=Guarantee.from_dict(header["guarantee"]),
+            accuracy=Accuracy.from_dict(header["accuracy"]),
+            mechanism=header["mechanism"],
+        )
+
+
+def _text(value: object) -> object:
+    return value if isinstance(value, bool | int) else str(value)

@@ -1,0 +1,244 @@
+"""Universes: the public, finite label sets X that histograms are released over.
+
+Balcer–Vadhan (000 §2) release histograms over a data universe X whose size |X| is public, with a
+bijection between labels and the indices 0 … |X|−1 that does not depend on the data. Index order
+is the *canonical order*: every released collection is sorted by it, never by anything the data
+decides (000 §2.2.1).
+
+- :class:`IntegerRange`: the integers low … high.
+- :class:`Labels`: a finite enumerated set, in the order it was declared.
+- :class:`ByteStrings`: byte strings of at most ``max_length`` bytes, in shortlex order
+  (shorter first, then big-endian), so |X| = Σ_{k ≤ L} 256^k, e.g. about 2^64 for L = 8.
+- :class:`TextStrings`: strings of at most ``max_length`` Unicode scalar values (code points
+  except surrogates), in shortlex order over the 1,112,064 scalar values.
+
+Every universe has a :attr:`~Universe.spec` string that :func:`parse_universe` turns back into
+an equal universe, so mechanisms built from it can be serialised and rebuilt.
+"""
+
+from __future__ import annotations
+
+import json
+import numbers
+from abc import ABC, abstractmethod
+from collections.abc import Hashable, Iterable, Sequence
+from typing import Any
+
+import numpy as np
+
+from dpplug.errors import BadData, BadParameter
+
+_SURROGATES = range(0xD800, 0xE000)
+_SCALARS = 0x110000 - len(_SURROGATES)
+
+
+class Universe(ABC):
+    """A finite label set with a public size and a data-independent label ↔ index bijection."""
+
+    #: |X|, public.
+    size: int
+
+    @property
+    @abstractmethod
+    def spec(self) -> str:
+        """Text that :func:`parse_universe` turns back into this universe."""
+
+    @abstractmethod
+    def _index(self, label: Any) -> int | None:
+        """The index of *label*, or ``None`` if it is not in the universe."""
+
+    @abstractmethod
+    def label(self, index: int) -> Any:
+        """The label with index *index* ∈ [0, |X|)."""
+
+    def index(self, label: object) -> int:
+        """The index of *label* in canonical order; :class:`BadData` if it is not in X."""
+        try:
+            found = self._index(label)
+        except (TypeError, ValueError):
+            found = None
+        if found is None:
+            raise BadData(
+                f"label {label!r} is not in the universe {self.spec}; filter the data to the "
+                f"declared universe or declare a larger one"
+            )
+        return found
+
+    def __contains__(self, label: object) -> bool:
+        try:
+            return self._index(label) is not None
+        except (TypeError, ValueError):
+            return False
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Universe) and other.spec == self.spec
+
+    def __hash__(self) -> int:
+        return hash(self.spec)
+
+    def __repr__(self) -> str:
+        return f"parse_universe({self.spec!r})"
+
+
+def _is_integer(value: object) -> bool:
+    return isinstance(value, numbers.Integral) and not isinstance(value, bool | np.bool_)
+
+
+class IntegerRange(Universe):
+    """The integers low, low+1, …, high (index = label − low)."""
+
+    def __init__(self, low: int, high: int) -> None:
+        if not all(_is_integer(v) for v in (low, high)):
+            raise BadParameter(f"IntegerRange needs integer bounds, got {low!r}, {high!r}")
+        if high < low:
+            raise BadParameter(f"IntegerRange needs low ≤ high, got {low} > {high}")
+        self.low, self.high = int(low), int(high)
+        self.size = self.high - self.low + 1
+
+    @property
+    def spec(self) -> str:
+        return f"range:{self.low}:{self.high}"
+
+    def _index(self, label: Any) -> int | None:
+        if not _is_integer(label):
+            return None
+        value = int(label)
+        return value - self.low if self.low <= value <= self.high else None
+
+    def label(self, index: int) -> int:
+        return self.low + index
+
+
+class Labels(Universe):
+    """A finite enumerated set of hashable labels; canonical order is the declared order."""
+
+    def __init__(self, labels: Iterable[Hashable]) -> None:
+        self.labels: tuple[Hashable, ...] = tuple(labels)
+        self._positions: dict[Hashable, int] = {}
+        for position, label in enumerate(self.labels):
+            if not isinstance(label, str | int) or isinstance(label, bool):
+                raise BadParameter(f"enumerated labels must be str or int, got {label!r}")
+            if label in self._positions:
+                raise BadParameter(f"label {label!r} is declared twice; declare each label once")
+            self._positions[label] = position
+        if not self.labels:
+            raise BadParameter("an enumerated universe needs at least one label")
+        self.size = len(self.labels)
+
+    @property
+    def spec(self) -> str:
+        return "labels:" + json.dumps(list(self.labels), ensure_ascii=False)
+
+    def _index(self, label: Any) -> int | None:
+        if isinstance(label, bool | np.bool_) or not isinstance(label, Hashable):
+            return None
+        return self._positions.get(label)
+
+    def label(self, index: int) -> Hashable:
+        return self.labels[index]
+
+
+def _shortlex_size(base: int, max_length: int) -> int:
+    return sum(base**k for k in range(max_length + 1))
+
+
+def _shortlex_index(digits: Sequence[int], base: int) -> int:
+    """Index of a word among all words over [0, base) in shortlex order."""
+    value = 0
+    for digit in digits:
+        value = value * base + digit
+    return _shortlex_size(base, len(digits) - 1) + value if digits else 0
+
+
+def _shortlex_word(index: int, base: int) -> list[int]:
+    length, below = 0, 0
+    while index >= below + base**length:
+        below += base**length
+        length += 1
+    value = index - below
+    digits = [0] * length
+    for position in range(length - 1, -1, -1):
+        value, digits[position] = divmod(value, base)
+    return digits
+
+
+class ByteStrings(Universe):
+    """Byte strings of length ≤ ``max_length``, in shortlex order."""
+
+    def __init__(self, max_length: int) -> None:
+        if isinstance(max_length, bool) or not isinstance(max_length, int) or max_length < 0:
+            raise BadParameter(f"ByteStrings needs max_length ≥ 0, got {max_length!r}")
+        self.max_length = max_length
+        self.size = _shortlex_size(256, max_length)
+
+    @property
+    def spec(self) -> str:
+        return f"bytes:{self.max_length}"
+
+    def _index(self, label: Any) -> int | None:
+        if not isinstance(label, bytes) or len(label) > self.max_length:
+            return None
+        return _shortlex_index(label, 256)
+
+    def label(self, index: int) -> bytes:
+        return bytes(_shortlex_word(index, 256))
+
+
+class TextStrings(Universe):
+    """Strings of at most ``max_length`` Unicode scalar values, in shortlex order of their code
+    points (surrogates, which cannot be encoded, are not labels)."""
+
+    def __init__(self, max_length: int) -> None:
+        if isinstance(max_length, bool) or not isinstance(max_length, int) or max_length < 0:
+            raise BadParameter(f"TextStrings needs max_length ≥ 0, got {max_length!r}")
+        self.max_length = max_length
+        self.size = _shortlex_size(_SCALARS, max_length)
+
+    @property
+    def spec(self) -> str:
+        return f"text:{self.max_length}"
+
+    def _index(self, label: Any) -> int | None:
+        if not isinstance(label, str) or len(label) > self.max_length:
+            return None
+        digits = []
+        for char in label:
+            point = ord(char)
+            if point in _SURROGATES:
+                return None
+            digits.append(point - len(_SURROGATES) if point > _SURROGATES[-1] else point)
+        return _shortlex_index(digits, _SCALARS)
+
+    def label(self, index: int) -> str:
+        digits = _shortlex_word(index, _SCALARS)
+        return "".join(chr(d + len(_SURROGATES) if d >= _SURROGATES[0] else d) for d in digits)
+
+
+def parse_universe(spec: object) -> Universe:
+    """A universe from a :class:`Universe` or its spec text: ``range:LOW:HIGH``, ``bytes:L``,
+    ``text:L`` or ``labels:["a", "b", …]`` (JSON list)."""
+    if isinstance(spec, Universe):
+        return spec
+    if not isinstance(spec, str):
+        raise BadParameter(
+            f"universe must be a dpplug Universe or its spec text, got {type(spec).__name__}; "
+            f'e.g. universe="range:0:999", "bytes:8", "text:16" or \'labels:["a", "b"]\''
+        )
+    kind, _, rest = spec.partition(":")
+    try:
+        if kind == "range":
+            low, high = rest.split(":")
+            return IntegerRange(int(low), int(high))
+        if kind in ("bytes", "text"):
+            length = int(rest)
+            return ByteStrings(length) if kind == "bytes" else TextStrings(length)
+        if kind == "labels":
+            labels = json.loads(rest)
+            if isinstance(labels, list):
+                return Labels(labels)
+    except (ValueError, json.JSONDecodeError):
+        pass
+    raise BadParameter(
+        f"cannot read the universe {spec!r}; write range:LOW:HIGH, bytes:MAX_LENGTH, "
+        f'text:MAX_LENGTH or labels:["a", "b", …]'
+    )

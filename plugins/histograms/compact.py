@@ -1,0 +1,146 @@
+"""CompactHistogram_{M,M₀} (Balcer–Vadhan 000 Lemma 8.1, Alg. 8.2, Thm 8.3, Lemma 8.4, Thm 8.6;
+003 Lemma 7.1, Alg. 9, Thm 7.2, Cor. 7.3; MECHANISMS.md A14): a dense histogram over a huge
+universe, released as n + 1 field elements, with the per-query error of the basic histogram.
+
+**Field.** F = F_P for a proven prime P ≥ max(|X|, (q₀+1)·d) (:mod:`.prime_field`), instead of
+the paper's GF(2^{2·3^ℓ}). Nothing in the proof uses characteristic 2:
+
+- *(n+1)-wise independence.* Label x has the field element x (its index; P ≥ |X| keeps them
+  distinct). For distinct x_0 … x_n the map from the n+1 coefficients of p (degree ≤ n) to
+  (p(x_0), …, p(x_n)) is the Vandermonde matrix, invertible over any field, so a uniform p has
+  uniform, independent values at any n+1 labels. Fixing p(x) for x ∈ A (|A| ≤ n) leaves the
+  values at any other n+1−|A| labels uniform and independent.
+- *M₀ ratio bounds.* They only use q = ⌊P/d⌋ and r = P mod d
+  (:class:`~dpplug.histograms.EmptyBinLaw`): q·d/P ≤ Pr[M₀ = v]/Pr[M(0,U) = v] ≤ (q+1)·d/P
+  for every v, for any field size P ≥ d.
+
+**Release (Alg. 8.2).** Noisy counts c̃_x = M(c_x, U) for the nonempty bins A; for each, u_x
+uniform in S_{c̃_x} (so M₀(u_x) = c̃_x) and the point (x, u_x − 1); the smallest n+1−|A| other
+labels get uniform field values (the choice of B does not matter); the polynomial through these
+n+1 points is uniform among those with p(x) = u_x − 1 on A. Interpolation is fast (subproduct
+tree). The coefficients are released; :class:`~dpplug.histograms.CompactHistogram` evaluates them.
+
+**Privacy (Thm 8.3).** M is e^{ε₁/2}-DP for one count (L = e^{ε₁/2}) and M₀ is within
+e^{ε₂}, e^{ε₃} of M(0, U) with e^{ε₂+ε₃} = ((q+1)d/P)·(P/(qd)) = (q+1)/q. The release is
+e^ε-DP for replacing one row with e^ε = L²·(q+1)/q exactly. As in Cor. 7.3, the sampler gets 9/10
+of ε (so ε/2 · 9/10 per count) and q ≥ ⌈10/ε⌉ makes ln((q+1)/q) ≤ ε/10; for FastSample
+γ = β/(2|X|).
+
+**Accuracy.** Per query (a, β) with a the larger of the sampler's a at β and the smallest a with
+Pr[M₀(U₀) > a] ≤ β (exact, from the S_v intervals); all labels at once, the same at β/|X|.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from gmpy2 import mpq
+
+from dpplug.errors import BadParameter, PluginFault
+from dpplug.exact import ceil_div, smallest_error_bound
+from dpplug.guarantee import Accuracy, ErrorBound, Guarantee
+from dpplug.histograms import CompactHistogram as CompactRelease
+from dpplug.histograms import EmptyBinLaw
+from dpplug.kinds import HistogramReleaser, TrueCounts
+from dpplug.params import Schema
+from dpplug.plugins.histograms.prime_field import interpolate, polynomial_ring, proth_prime_at_least
+from dpplug.plugins.histograms.sampler_choice import (
+    REPLACE_ONE,
+    build_sampler,
+    releaser_params,
+    require_bounded,
+)
+from dpplug.randomness import RandomSource
+
+#: ln((q+1)/q) ≤ 1/q: the empty-bin law's share of ε is at most 1/q₀ (q₀ = this for samplers
+#: with a fixed guarantee, ⌈10/ε⌉ otherwise).
+FIXED_GUARANTEE_Q = 1000
+
+
+class CompactHistogram(HistogramReleaser):
+    name = "compact-histogram"
+    summary = "A dense histogram over a huge universe as n+1 field elements (pure DP)."
+    reference = "Balcer & Vadhan, Differential Privacy on Finite Computers: Alg. 8.2 / Thm 8.3"
+    schema = Schema(releaser_params("fastsample"))
+    conformance_cases = (
+        {"universe": "range:0:3", "n": 2, "epsilon": 2, "sampler": "geosample"},
+        {"universe": "text:2", "n": 3, "epsilon": 1},
+    )
+
+    def __init__(self, *, plugins: Any = None, **params: object) -> None:
+        super().__init__(plugins=plugins, **params)
+        self.universe = self.params["universe"]
+        self.n = n = self.params["n"]
+        size = self.universe.size
+        if size < n + 1:
+            raise BadParameter(
+                f"compact-histogram needs |X| ≥ n + 1, but |X| = {size} and n = {n}; declare a "
+                f"larger universe or use basic-histogram"
+            )
+        beta = self.params["beta"]
+        self.sampler = build_sampler(
+            self.name, self.params, plugins, epsilon_share=mpq(9, 20), gamma=beta / (2 * size)
+        )
+        d = require_bounded(self.name, self.sampler, n)
+        epsilon = self.params["epsilon"]
+        q_min = FIXED_GUARANTEE_Q if epsilon is None else ceil_div(10 * epsilon.denominator,
+                                                                    epsilon.numerator)
+        self.modulus = proth_prime_at_least(int(max(size, (q_min + 1) * d)))
+        self.law = EmptyBinLaw(self.sampler, self.modulus)
+        self.derived = {
+            "sampler": repr(self.sampler),
+            "modulus_bits": self.modulus.bit_length(),
+            "q": self.law.q,
+        }
+
+    @property
+    def guarantee(self) -> Guarantee:
+        q = self.law.q
+        exp_epsilon = self.sampler.guarantee.exp_epsilon ** 2 * mpq(q + 1, q)
+        return Guarantee(exp_epsilon, 0, REPLACE_ONE)
+
+    def _a(self, beta: Any) -> int:
+        sampler_a = self.sampler.accuracy(beta).per_query.a
+        modulus, law = self.modulus, self.law
+        empty_a = smallest_error_bound(
+            lambda a: mpq(modulus - law.threshold(a), modulus), beta, cap=self.n
+        )
+        return max(sampler_a, empty_a)
+
+    def _accuracy(self, beta: Any) -> Accuracy:
+        return Accuracy(
+            ErrorBound(self._a(beta), beta),
+            ErrorBound(self._a(beta / self.universe.size), beta),
+            formula="max(sampler's a, smallest a with Pr[M₀ > a] ≤ β); at β/|X| for all labels",
+        )
+
+    def _release(self, counts: TrueCounts, source: RandomSource) -> CompactRelease:
+        noisy = self.sampler.sample(counts.counts, source)
+        xs, ys = list(counts.indices), []
+        for value in noisy:
+            first, width = self.law.interval(int(value))
+            if width <= 0:
+                raise PluginFault(
+                    f"{self.sampler.name} gives count {value} probability 0 at true count 0, "
+                    f"so it cannot be pure DP; report it to the plugin's authors"
+                )
+            ys.append(first + source.uniform(width) - 2)
+        taken, candidate = set(xs), 0
+        while len(xs) < self.n + 1:
+            if candidate not in taken:
+                xs.append(candidate)
+                ys.append(source.uniform(self.modulus) - 1)
+            candidate += 1
+        ring = polynomial_ring(self.modulus)
+        polynomial = interpolate(ring, xs, ys)
+        coefficients = [int(c) for c in polynomial.coeffs()]
+        coefficients += [0] * (self.n + 1 - len(coefficients))
+        return CompactRelease(
+            self.universe,
+            self.modulus,
+            tuple(coefficients),
+            self.sampler,
+            self.guarantee,
+            self.accuracy(self.params["beta"]),
+            repr(self),
+        )

@@ -1,0 +1,77 @@
+"""KeepHeavy and its exact simulation KH′ (Balcer–Vadhan 000 Alg. 6.1, Alg. 6.4, Prop. 6.5,
+App. A; 003 Alg. 4–5; MECHANISMS.md A8, A9), as programs (:mod:`.program`).
+
+**KeepHeavy** (:func:`keep_heavy`): the basic histogram over all of X, then only the bins whose
+noisy count is *strictly* above the (n+1)-th largest noisy count (never "the top n": with
+discrete noise, ties are common and the released set must not depend on tie-breaking). It
+releases at most n bins with counts in [1, n]. Its cost is |X| sampler calls, so it is the
+reference for tiny universes.
+
+**KH′** (:func:`kh_prime`), for |X| ≥ 2n + 1: noisy counts for the nonempty bins A only; a
+uniformly random sequence q_0 … q_n of distinct elements of X ∖ A (App. A: the z-th element not
+yet taken, for z ← U(|X| − |T|)); the top n+1 order statistics of the m = |X| − |A| empty bins'
+noise, given to q_0 … q_n in that order; then the KeepHeavy cut on A ∪ {q_i}. The empty bins
+outside {q_i} are at most the (n+1)-th empty value, so the cut is the same as KeepHeavy's, and
+the output law is identical (tests: exact enumeration on |X| = 5, n = 2).
+
+Both return the released bins as a tuple of (index, count) in canonical order.
+"""
+
+from __future__ import annotations
+
+import bisect
+from collections.abc import Callable, Sequence
+
+from dpplug.kinds import CountingQuerySampler
+from dpplug.plugins.histograms.program import Noise, Program, Uniform
+
+Released = tuple[tuple[int, int], ...]
+#: (m, k) → a program for the top k order statistics of m empty bins' noise.
+OrderStatistics = Callable[[int, int], Program[tuple[int, ...]]]
+
+
+def cut(noisy: Sequence[tuple[int, int]], n: int) -> Released:
+    """The bins whose noisy count is strictly above the (n+1)-th largest, in index order."""
+    cutoff = -1 if len(noisy) <= n else sorted((c for _, c in noisy), reverse=True)[n]
+    return tuple(sorted((i, c) for i, c in noisy if c > cutoff))
+
+
+def keep_heavy(
+    sampler: CountingQuerySampler, size: int, indices: Sequence[int], counts: Sequence[int]
+) -> Program[Released]:
+    """KeepHeavy_M over the universe [0, size) (A8)."""
+    dense = [0] * size
+    for index, count in zip(indices, counts, strict=True):
+        dense[index] = count
+    noisy = yield Noise(sampler, dense)
+    return cut(list(enumerate(noisy)), sampler.count_bounds[1])
+
+
+def distinct_elements(size: int, taken: Sequence[int], k: int) -> Program[list[int]]:
+    """A uniformly random sequence of k distinct elements of [0, size) ∖ *taken* (App. A)."""
+    tree = sorted(taken)
+    chosen = []
+    for _ in range(k):
+        z = yield Uniform(size - len(tree))
+        # The z-th free element is z − 1 plus the number of taken elements t_i with t_i − i < z.
+        below = bisect.bisect_left(range(len(tree)), z, key=lambda i: tree[i] - i)
+        element = z - 1 + below
+        bisect.insort(tree, element)
+        chosen.append(element)
+    return chosen
+
+
+def kh_prime(
+    sampler: CountingQuerySampler,
+    size: int,
+    indices: Sequence[int],
+    counts: Sequence[int],
+    order_statistics: OrderStatistics,
+) -> Program[Released]:
+    """KH′_M (A9) with the given order-statistics sampler (exact A10 or approximate)."""
+    n = sampler.count_bounds[1]
+    noisy = (yield Noise(sampler, counts)) if len(indices) else ()
+    picked = yield from distinct_elements(size, indices, n + 1)
+    values = yield from order_statistics(size - len(indices), n + 1)
+    candidates = [*zip(indices, noisy, strict=True), *zip(picked, values, strict=True)]
+    return cut(candidates, n)

@@ -1,0 +1,138 @@
+"""The parameters every built-in releaser shares, and the counting-query sampler it runs.
+
+Balcer–Vadhan parameterise BasicHistogram, StabilityHistogram, KeepHeavy/PureSparseHistogram and
+CompactHistogram by a counting-query algorithm M that is (ε/2, 0)-DP for one count (000 Def. 4.1).
+Here M is *any* registered :class:`~dpplug.kinds.CountingQuerySampler`, named by ``sampler``:
+the releaser creates it with ``n`` (the releaser's n) and ``epsilon`` (the releaser's ε times a
+share, ½ for replace-one) when the sampler declares those parameters, γ from the paper's tables
+when it declares ``gamma`` and ``sampler_options`` does not set it, and ``sampler_options`` for
+everything else. A sampler without an ``epsilon`` parameter (a fixed guarantee, such as
+randomized response) is used as it is, and ``epsilon`` must then be left out.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from gmpy2 import mpq
+
+from dpplug.errors import BadParameter
+from dpplug.guarantee import Neighbouring, Relation
+from dpplug.kinds import CountingQuerySampler, Kind
+from dpplug.params import Param, count_bound_param
+from dpplug.registry import Registry, registry
+
+#: Balcer–Vadhan's relation: one row replaced by another, n public.
+REPLACE_ONE = Neighbouring(Relation.REPLACE_ONE)
+#: The sampler's share of ε when one replacement changes two counts.
+HALF = mpq(1, 2)
+
+
+def releaser_params(default_sampler: str) -> tuple[Param, ...]:
+    """universe, n, epsilon, sampler, sampler_options and beta, in that order."""
+    return (
+        Param(
+            "universe",
+            "universe",
+            "The public label set X: range:LOW:HIGH, bytes:L, text:L or labels:[…].",
+            example='"range:0:999"',
+        ),
+        count_bound_param(high=1 << 40),
+        Param(
+            "epsilon",
+            "rational",
+            "Total ε for replacing one row; the sampler gets its share (leave out for samplers "
+            "with a fixed guarantee).",
+            low=0,
+            low_open=True,
+            high=64,
+            optional=True,
+            example="1",
+        ),
+        Param(
+            "sampler",
+            "text",
+            "Name of any registered counting-query sampler (Balcer–Vadhan's M).",
+            default=default_sampler,
+        ),
+        Param(
+            "sampler_options",
+            "options",
+            "Further parameters of the sampler, e.g. gamma=1/1000.",
+            default="",
+        ),
+        Param(
+            "beta",
+            "rational",
+            "Failure probability of the accuracy attached to each release (and of the paper's "
+            "β splits and γ choices).",
+            low=0,
+            high=mpq(1, 2),
+            low_open=True,
+            default=mpq(1, 20),
+            example="1/20",
+        ),
+    )
+
+
+def build_sampler(
+    releaser: str,
+    params: dict[str, Any],
+    plugins: Registry | None,
+    epsilon_share: Any = HALF,
+    gamma: Any = None,
+) -> CountingQuerySampler:
+    """The sampler *params* name, built for this releaser (see the module docstring)."""
+    name = params["sampler"]
+    entry = (plugins or registry()).get(name)
+    if entry.kind is not Kind.SAMPLER:
+        raise BadParameter(
+            f"sampler={name!r} is a {entry.kind.value}, not a counting-query sampler; run "
+            f"`dpplug list` and pick a sampler, e.g. sampler='fastsample'"
+        )
+    declared = {p.name for p in entry.cls.schema}
+    options = dict(params["sampler_options"])
+    for reserved in ("n", "epsilon"):
+        if reserved in options:
+            raise BadParameter(
+                f"set {reserved} on {releaser} itself, not in sampler_options: the releaser "
+                f"derives the sampler's {reserved} from its own"
+            )
+    given: dict[str, object] = {}
+    if "n" in declared:
+        given["n"] = params["n"]
+    epsilon = params["epsilon"]
+    if "epsilon" in declared:
+        if epsilon is None:
+            raise BadParameter(f"missing parameter epsilon for {releaser}: pass epsilon=…, e.g. 1")
+        given["epsilon"] = epsilon * epsilon_share
+    elif epsilon is not None:
+        raise BadParameter(
+            f"{name} has a fixed guarantee and no epsilon parameter; leave epsilon out of "
+            f"{releaser}, or pick a sampler that takes one"
+        )
+    if "gamma" in declared and "gamma" not in options and gamma is not None:
+        given["gamma"] = gamma
+    sampler = entry.create(**given, **options)
+    assert isinstance(sampler, CountingQuerySampler)
+    low, high = sampler.count_bounds
+    if low > 0 or high < params["n"]:
+        raise BadParameter(
+            f"{name} accepts counts in [{low}, {high}] but {releaser} with n = {params['n']} "
+            f"needs [0, {params['n']}]; lower n or pick a sampler for larger counts"
+        )
+    return sampler
+
+
+def require_bounded(releaser: str, sampler: CountingQuerySampler, n: int) -> int:
+    """The sampler's randomness size d, for releasers that read its scaled CDF on [0, n] and
+    need its outputs in [0, n] (Balcer–Vadhan's M : [n] × [d] → [n])."""
+    if sampler.d is None or sampler.count_bounds != (0, n):
+        raise BadParameter(
+            f"{releaser} needs a sampler with outputs in [0, n] and a scaled CDF (a finite d), "
+            f"as Balcer–Vadhan's M : [n]×[d]→[n]; {sampler.name} does not qualify — use "
+            f"fastsample, geosample, fixedpoint-geometric or truncated-geometric"
+        )
+    if not sampler.guarantee.pure:
+        raise BadParameter(f"{releaser} needs a pure-DP sampler; {sampler.name} is approximate")
+    return sampler.d

@@ -1,0 +1,98 @@
+"""StabilityHistogram_{M,t} (Balcer–Vadhan 000 Alg. 5.4, Thm 5.5–5.6; 003 Thm 1.3;
+MECHANISMS.md A7): noisy counts of the nonempty bins only, released when above a threshold t.
+
+1. A = {x : c_x > 0};  2. c̃_x = M(c_x, U) for x ∈ A;  3. release {(x, c̃_x) : c̃_x > t}, in
+canonical order.
+
+**Threshold.** t is the smallest z with F(1, z) ≥ d·(1 − δ), computed exactly from the sampler's
+scaled CDF, so Pr[M(1, U) > t] ≤ δ. The declared δ is that probability exactly; exact
+hockey-stick checks over every replacement neighbour (tests) show it is the worst case. A row
+that moves between bins makes one bin appear or vanish at count 1; everything else is the basic
+histogram's e^{2ε_M}. For FastSample the paper's γ ≤ δ/2 is used when γ is not given.
+
+**Accuracy.** A released count is within the sampler's a with probability 1 − β for true counts
+above t + a (then it is released too). All bins at once: with the sampler's a at β/n (at most n
+nonempty bins), every error is at most a + t, since a dropped bin's true count is at most t + a.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from gmpy2 import mpq
+
+from dpplug.exact import smallest_at_least
+from dpplug.guarantee import Accuracy, ErrorBound, Guarantee
+from dpplug.histograms import SparseHistogram
+from dpplug.kinds import HistogramReleaser, TrueCounts
+from dpplug.params import Param, Schema
+from dpplug.plugins.histograms.sampler_choice import (
+    REPLACE_ONE,
+    build_sampler,
+    releaser_params,
+    require_bounded,
+)
+from dpplug.randomness import RandomSource
+
+_DELTA = Param(
+    "delta",
+    "rational",
+    "Target δ: the threshold t is the smallest with Pr[M(1,U) > t] ≤ δ.",
+    low=0,
+    high=1,
+    low_open=True,
+    high_open=True,
+    example="1e-6",
+)
+
+
+class StabilityHistogram(HistogramReleaser):
+    name = "stability-histogram"
+    summary = "Noisy counts of the nonempty bins above an exact threshold (approximate DP)."
+    reference = "Balcer & Vadhan, Differential Privacy on Finite Computers: Alg. 5.4 / Thm 5.5"
+    schema = Schema((*releaser_params("fixedpoint-geometric"), _DELTA))
+    conformance_cases = (
+        {"universe": "range:0:2", "n": 3, "epsilon": 2, "delta": 0.25, "sampler": "geosample"},
+        {"universe": "bytes:1", "n": 4, "epsilon": 1, "delta": 0.1},
+    )
+
+    def __init__(self, *, plugins: Any = None, **params: object) -> None:
+        super().__init__(plugins=plugins, **params)
+        self.universe = self.params["universe"]
+        self.n = self.params["n"]
+        gamma = self.params["delta"] / 2
+        self.sampler = build_sampler(self.name, self.params, plugins, gamma=gamma)
+        d = require_bounded(self.name, self.sampler, self.n)
+        floor = d - d * self.params["delta"]  # F(1, t) ≥ d(1 − δ)
+        self.threshold = smallest_at_least(
+            lambda z: self.sampler.scaled_cdf(z, 1), 0, self.n, floor
+        )
+        self.delta = mpq(d - self.sampler.scaled_cdf(self.threshold, 1), d)
+        self.derived = {"sampler": repr(self.sampler), "threshold": self.threshold}
+
+    @property
+    def guarantee(self) -> Guarantee:
+        return Guarantee(self.sampler.guarantee.exp_epsilon**2, self.delta, REPLACE_ONE)
+
+    def _accuracy(self, beta: Any) -> Accuracy:
+        per_query = self.sampler.accuracy(beta).per_query.a
+        everywhere = self.sampler.accuracy(beta / self.n).per_query.a
+        return Accuracy(
+            ErrorBound(per_query, beta),
+            ErrorBound(everywhere + self.threshold, beta),
+            threshold=self.threshold + per_query,
+            formula=f"t = {self.threshold}; a at β on counts > t + a; (a at β/n) + t for all bins",
+        )
+
+    def _release(self, counts: TrueCounts, source: RandomSource) -> SparseHistogram:
+        noisy = self.sampler.sample(counts.counts, source)
+        pairs = zip(counts.indices, noisy, strict=True)
+        kept = [(i, int(c)) for i, c in pairs if c > self.threshold]
+        return SparseHistogram(
+            self.universe,
+            tuple(i for i, _ in kept),
+            tuple(c for _, c in kept),
+            self.guarantee,
+            self.accuracy(self.params["beta"]),
+            repr(self),
+        )
