@@ -23,8 +23,20 @@ is registered.
   changed partitions moves by at most l∞, so with the per-partition (ε_c, δ_c) and group privacy
   δ_g = δ_c·Σ_{i<l∞} e^{iε_c}, the release is (min(l₁, l₀·l∞)·ε_c, 1 − (1 − δ_g)^{min(l₀, l₁)}).
   This is the add/remove translation of the selector's own relation: OpenDP's distances count
-  units added or removed, and a replaced unit is distance 2. Histogram releasers state
-  replace-one guarantees with n fixed and get their maps when they land.
+  units added or removed, and a replaced unit is distance 2.
+- histogram releaser at symmetric distance k (or l01inf with l₁ = k): the Balcer–Vadhan
+  releasers are proved for replacing one row of a dataset of n rows, which changes two counts by
+  one; adding or removing a row changes one count by one, a sub-case of that analysis (each
+  proof bounds the effect of the changed counts, and of bins entering or leaving the support),
+  so the replace-one (ε, δ) also holds for one row added or removed while the dataset has at
+  most n rows (the releaser rejects larger data before drawing). Group privacy over k such
+  steps (removals first, so every intermediate dataset stays within n rows) gives
+  (k·ε, δ·Σ_{i<k} e^{iε}). Releasers with any other relation are refused.
+
+**Histogram releasers** take label data like the selectors (the universe must hold str labels,
+e.g. ``text:L`` or ``labels:[…]``) and return ``{label: count}`` in canonical label order, or the
+:class:`~dpplug.histograms.CompactHistogram` itself (a function object) for compact releases.
+Measure: ``max_divergence()`` or ``approximate(max_divergence())``.
 
 OpenDP does not validate user callbacks, so the adapter does: distances must be non-negative
 integers of the metric's shape, data must be in the declared domain (integers in the sampler's
@@ -47,7 +59,6 @@ from __future__ import annotations
 import json
 import numbers
 from collections.abc import Callable, Mapping
-from fractions import Fraction
 from typing import Any
 
 import gmpy2
@@ -57,8 +68,15 @@ from gmpy2 import mpfr, mpq
 from opendp.mod import _PartialConstructor
 
 from dpplug.errors import BadData, BadParameter, NotSupported
-from dpplug.guarantee import Guarantee
-from dpplug.kinds import CountingQuerySampler, Mechanism, PartitionSelector
+from dpplug.guarantee import Guarantee, Relation
+from dpplug.histograms import CompactHistogram
+from dpplug.kinds import (
+    CountingQuerySampler,
+    HistogramReleaser,
+    Mechanism,
+    PartitionSelector,
+)
+from dpplug.params import param_text, params_from_text
 from dpplug.registry import Registry, registry
 
 FEATURES = ("contrib", "honest-but-curious")
@@ -92,6 +110,10 @@ def _group(per: Guarantee, steps: int) -> tuple[Any, Any]:
     """(e^{kε}, δ·Σ_{i<k} e^{iε}): group privacy over k neighbouring steps, exact."""
     L = per.exp_epsilon
     return L**steps, per.delta * sum((L**i for i in range(steps)), mpq(0))
+
+
+def _measure(guarantee: Guarantee) -> Any:
+    return dp.max_divergence() if guarantee.pure else dp.approximate(dp.max_divergence())
 
 
 def _sampler_map(sampler: CountingQuerySampler) -> Callable[[object], Any]:
@@ -140,7 +162,7 @@ def _sampler_measurement(sampler: CountingQuerySampler, domain: Any, metric: Any
     domain = dp.atom_domain(T="i64") if domain is None else domain
     metric = dp.absolute_distance(T="i64") if metric is None else metric
     _integer_type(domain, metric)
-    measure = dp.max_divergence() if sampler.guarantee.pure else dp.approximate(dp.max_divergence())
+    measure = _measure(sampler.guarantee)
 
     def function(count: object) -> int:
         return int(sampler.sample(np.array([_count(count)], dtype=np.int64))[0])
@@ -154,7 +176,9 @@ def _count(value: object) -> int:
     return int(value)
 
 
-def _selector_measurement(selector: PartitionSelector, domain: Any, metric: Any) -> Any:
+def _label_input(domain: Any, metric: Any, what: str) -> tuple[Any, Any, bool]:
+    """(domain, metric, counts?) for label data: {label: count} after ``then_count_by`` (the
+    default), or a vector of labels; :class:`BadParameter` for anything else."""
     if domain is None and metric is None:
         domain = dp.map_domain(dp.atom_domain(T=str), dp.atom_domain(T="i64"))
         metric = dp.l01inf_distance(dp.absolute_distance(T="i64"))
@@ -168,10 +192,15 @@ def _selector_measurement(selector: PartitionSelector, domain: Any, metric: Any)
     )
     if not (from_vector or from_counts):
         raise BadParameter(
-            "a dpplug partition selector needs map_domain(atom_domain(T=str), atom_domain(T=int "
-            "type)) with l01inf_distance (after then_count_by), or vector_domain(atom_domain("
-            f"T=str)) with symmetric_distance(); got {domain} with {metric}"
+            f"{what} needs map_domain(atom_domain(T=str), atom_domain(T=int type)) with "
+            "l01inf_distance (after then_count_by), or vector_domain(atom_domain(T=str)) with "
+            f"symmetric_distance(); got {domain} with {metric}"
         )
+    return domain, metric, from_counts
+
+
+def _selector_measurement(selector: PartitionSelector, domain: Any, metric: Any) -> Any:
+    domain, metric, from_counts = _label_input(domain, metric, "a dpplug partition selector")
 
     def function(data: object) -> Any:
         counts = _label_counts(data) if from_counts else _tally(data)
@@ -209,6 +238,45 @@ def _tally(data: object) -> dict[str, int]:
     return counts
 
 
+def _releaser_map(releaser: HistogramReleaser) -> Callable[[object], Any]:
+    guarantee = releaser.guarantee
+    if guarantee.neighbouring.relation not in (Relation.REPLACE_ONE, Relation.ADD_REMOVE):
+        raise NotSupported(
+            f"{releaser.name} states its guarantee for {guarantee.neighbouring.describe()}, which "
+            f"has no translation to OpenDP's row-level distances"
+        )
+
+    def privacy_map(d_in: object) -> Any:
+        if isinstance(d_in, tuple):
+            if len(d_in) != 3:
+                raise BadParameter(f"an l01inf distance is (l0, l1, linf), got {d_in!r}")
+            _, steps, _ = (_distance(d, "each of (l0, l1, linf)") for d in d_in)
+        else:
+            steps = _distance(d_in, "d_in")
+        exp_epsilon, delta = _group(guarantee, steps)
+        epsilon = _ln_up(exp_epsilon)
+        return epsilon if guarantee.pure else (epsilon, _up(delta))
+
+    return privacy_map
+
+
+def _releaser_measurement(releaser: HistogramReleaser, domain: Any, metric: Any) -> Any:
+    if not isinstance(releaser.universe.label(0), str):
+        raise BadParameter(
+            f"OpenDP's labels are str, but {releaser.name} was built over the universe "
+            f"{releaser.universe.spec}; declare a text:L or labels:[…] universe of strings"
+        )
+    domain, metric, from_counts = _label_input(domain, metric, releaser.name)
+    measure = _measure(releaser.guarantee)
+
+    def function(data: object) -> Any:
+        counts = _label_counts(data) if from_counts else _tally(data)
+        histogram = releaser.release(counts)
+        return histogram if isinstance(histogram, CompactHistogram) else histogram.to_dict()
+
+    return dp.m.make_user_measurement(domain, metric, measure, function, _releaser_map(releaser))
+
+
 def make_measurement(
     name: str,
     input_domain: Any = None,
@@ -226,7 +294,7 @@ def make_measurement(
     measurement = _wrap(mechanism, input_domain, input_metric)
     measurement.dpplug_spec = {
         "plugin": name,
-        "params": {k: _param_text(v) for k, v in mechanism.params.items() if v is not None},
+        "params": {k: param_text(v) for k, v in mechanism.params.items() if v is not None},
         "input_domain": str(measurement.input_domain),
         "input_metric": str(measurement.input_metric),
     }
@@ -238,7 +306,9 @@ def _wrap(mechanism: Mechanism, domain: Any, metric: Any) -> Any:
         return _sampler_measurement(mechanism, domain, metric)
     if isinstance(mechanism, PartitionSelector):
         return _selector_measurement(mechanism, domain, metric)
-    raise NotSupported(f"no OpenDP adapter for a {mechanism.kind} yet")
+    if isinstance(mechanism, HistogramReleaser):
+        return _releaser_measurement(mechanism, domain, metric)
+    raise NotSupported(f"no OpenDP adapter for a {mechanism.kind}")
 
 
 def then_measurement(name: str, *, plugins: Registry | None = None, **params: object) -> Any:
@@ -248,12 +318,6 @@ def then_measurement(name: str, *, plugins: Registry | None = None, **params: ob
             name, input_domain, input_metric, plugins=plugins, **params
         )
     )
-
-
-def _param_text(value: object) -> object:
-    if isinstance(value, bool | int):
-        return value
-    return str(value)
 
 
 def serialize(measurement: Any) -> str:
@@ -279,7 +343,7 @@ def _domain_and_metric(spec: Mapping[str, Any]) -> tuple[Any, Any]:
 def deserialize(text: str, plugins: Registry | None = None) -> Any:
     """The measurement :func:`serialize` described, rebuilt through the registry."""
     spec = json.loads(text)
-    params = {k: v if isinstance(v, bool | int) else Fraction(v) for k, v in spec["params"].items()}
+    params = params_from_text(spec["params"])
     domain, metric = _domain_and_metric(spec)
     return make_measurement(spec["plugin"], domain, metric, plugins=plugins, **params)
 

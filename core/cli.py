@@ -21,7 +21,7 @@ from rich.table import Table
 from dpplug.conformance.results import recorded_level
 from dpplug.errors import BadParameter, DpplugError
 from dpplug.kinds import CountingQuerySampler, Mechanism
-from dpplug.params import parse_value
+from dpplug.params import param_text, parse_value
 from dpplug.randomness import SeededSource, SystemSource
 from dpplug.registry import Entry, Registry, registry
 
@@ -130,7 +130,7 @@ def _description(entry: Entry, params: dict[str, object]) -> dict[str, Any]:
     if example is not None:
         accuracy = example.accuracy(Fraction(1, 20))
         info["example"] = {
-            "parameters": {k: str(v) for k, v in example.params.items() if v is not None},
+            "parameters": {k: param_text(v) for k, v in example.params.items() if v is not None},
             "derived": {k: str(v) for k, v in example.derived.items()},
             "guarantee": example.guarantee.as_dict(),
             "guarantee_text": example.guarantee.describe(),
@@ -242,7 +242,9 @@ def _cmd_sample(args: argparse.Namespace, out: Console) -> None:
             json.dumps(
                 {
                     "name": args.name,
-                    "parameters": {k: str(v) for k, v in mechanism.params.items() if v is not None},
+                    "parameters": {
+                        k: param_text(v) for k, v in mechanism.params.items() if v is not None
+                    },
                     "guarantee": mechanism.guarantee.as_dict(),
                     "count": args.count,
                     "seed": args.seed,

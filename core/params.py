@@ -21,7 +21,7 @@ from gmpy2 import mpq
 
 from dpplug.errors import BadParameter
 from dpplug.exact import as_rational
-from dpplug.universe import parse_universe
+from dpplug.universe import Universe, parse_universe
 
 _REQUIRED: Any = object()
 
@@ -167,6 +167,24 @@ def parse_value(text: str) -> object:
         return float(text)
     except ValueError:
         return text
+
+
+def param_text(value: object) -> object:
+    """A validated parameter value as JSON-friendly text that :meth:`Param.coerce` reads back:
+    bools and ints as they are, universes as their spec, options as ``key=value,…``, exact
+    rationals as ``"p/q"``."""
+    if isinstance(value, bool | int):
+        return value
+    if isinstance(value, Universe):
+        return value.spec
+    if isinstance(value, Mapping):
+        return ",".join(f"{k}={param_text(v)}" for k, v in value.items())
+    return str(value)
+
+
+def params_from_text(texts: Mapping[str, object]) -> dict[str, object]:
+    """Parameters written by :func:`param_text` (or typed as text), ready for a schema."""
+    return {k: parse_value(v) if isinstance(v, str) else v for k, v in texts.items()}
 
 
 def _options(name: str, value: object) -> dict[str, object]:

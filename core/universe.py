@@ -79,6 +79,9 @@ class Universe(ABC):
     def __repr__(self) -> str:
         return f"parse_universe({self.spec!r})"
 
+    def __str__(self) -> str:
+        return self.spec
+
 
 def _is_integer(value: object) -> bool:
     return isinstance(value, numbers.Integral) and not isinstance(value, bool | np.bool_)
@@ -130,9 +133,10 @@ class Labels(Universe):
         return "labels:" + json.dumps(list(self.labels), ensure_ascii=False)
 
     def _index(self, label: Any) -> int | None:
-        if isinstance(label, bool | np.bool_) or not isinstance(label, Hashable):
+        # Only str and integer labels: 1.0 or Fraction(1) would otherwise hash-match label 1.
+        if isinstance(label, bool | np.bool_) or not isinstance(label, str | numbers.Integral):
             return None
-        return self._positions.get(label)
+        return self._positions.get(label if isinstance(label, str) else int(label))
 
     def label(self, index: int) -> Hashable:
         return self.labels[index]
@@ -236,6 +240,8 @@ def parse_universe(spec: object) -> Universe:
             labels = json.loads(rest)
             if isinstance(labels, list):
                 return Labels(labels)
+    except BadParameter:
+        raise  # a readable spec with a bad value: keep the message that names it
     except (ValueError, json.JSONDecodeError):
         pass
     raise BadParameter(
