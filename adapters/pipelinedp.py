@@ -19,6 +19,11 @@ and overrides three private methods (hence the pin ``pipeline-dp==0.3.1``):
   ``count_noise_stddev`` computed from the sampler's exact law.
 - ``_add_dp_noise``: ``add_dp_noise`` on pre-aggregated integer values with the same sampler.
 
+Histogram releasers run as a pipeline operation, :meth:`DPEngine.release_histogram` with a
+:func:`histogram_release` spec, on any backend: the engine keeps one row per privacy unit and
+counts rows per label; only the nonempty bins are gathered under one key, where the releaser's
+central step (noise, order statistics, interpolation) runs once. Its budget is GENERIC (ε, δ).
+
 Specs are small picklable values (a plugin name and its exact parameters); the mechanisms are
 built lazily where they run, once per process, from the budget PipelineDP computed, so nothing
 unpicklable crosses to Beam or Spark workers and nothing is monkeypatched. Workers must be able
@@ -44,13 +49,20 @@ from pipeline_dp import combiners, dp_computations
 from pipeline_dp.aggregate_params import MechanismType, Metrics
 
 from dpplug.errors import BadParameter, NotSupported
-from dpplug.kinds import CountingQuerySampler, Kind, Mechanism, PartitionSelector
+from dpplug.kinds import (
+    CountingQuerySampler,
+    HistogramReleaser,
+    Kind,
+    Mechanism,
+    PartitionSelector,
+)
 from dpplug.randomness import SystemSource
 from dpplug.registry import registry
 
 #: Parameters PipelineDP's budget accountant and aggregation parameters supply.
 _SELECTOR_BUDGET = ("epsilon", "delta", "max_partitions_contributed", "pre_threshold")
 _SAMPLER_BUDGET = ("epsilon",)
+_RELEASER_BUDGET = ("epsilon", "delta")
 
 
 @dataclass(frozen=True)
@@ -122,6 +134,35 @@ def sampler(name: str, **params: Any) -> PluginSpec:
             "(e.g. discrete-laplace or fixedpoint-geometric)"
         )
     return spec
+
+
+def histogram_release(name: str, **params: Any) -> PluginSpec:
+    """A registered histogram releaser for :meth:`DPEngine.release_histogram`.
+
+    ε (and δ, for releasers with a ``delta`` parameter) come from PipelineDP's budget
+    accountant; *params* are the releaser's others, including its public ``universe`` and ``n``
+    (the most privacy units the data may hold).
+    """
+    declared = {p.name for p in registry().get(name).cls.schema}
+    trial: dict[str, Any] = {"epsilon": 1}
+    if "delta" in declared:
+        trial["delta"] = Fraction(1, 10**6)
+    return _spec(name, Kind.HISTOGRAM_RELEASER, _RELEASER_BUDGET, trial, params)
+
+
+def _releaser(spec: PluginSpec, budget: Any) -> HistogramReleaser:
+    given = {"epsilon": _exact(budget.eps)}
+    if "delta" in {p.name for p in registry().get(spec.name).cls.schema}:
+        given["delta"] = _exact(budget.delta)
+    releaser = spec.build(**given)
+    assert isinstance(releaser, HistogramReleaser)
+    return releaser
+
+
+def _release(spec: PluginSpec, budget: Any, grouped: tuple[Any, Any]) -> Any:
+    """The central step: the releaser on the nonempty bins, gathered under one key."""
+    counts = {label: count for item in grouped[1] if item is not None for label, count in [item]}
+    return _releaser(spec, budget).release(counts)
 
 
 def _exact(value: float) -> Fraction:
@@ -290,6 +331,35 @@ class DPEngine(pipeline_dp.DPEngine):
             raise NotSupported("dpplug count noise does not support post_aggregation_thresholding")
         return super().aggregate(col, params, data_extractors, *args, **kwargs)
 
+    def release_histogram(self, col: Any, releaser: PluginSpec, data_extractors: Any) -> Any:
+        """A one-element collection holding the histogram *releaser* releases from *col*.
+
+        Each privacy unit keeps one of its rows (sampled per unit, so one unit added or removed
+        is one row added or removed, which the releaser's replace-one guarantee covers); the
+        engine counts rows per label (``partition_extractor``), then the nonempty bins are
+        gathered under one key and released there, with a budget requested as GENERIC.
+        """
+        if not isinstance(releaser, PluginSpec) or releaser.kind is not Kind.HISTOGRAM_RELEASER:
+            raise BadParameter(
+                "releaser must be dpplug.adapters.pipelinedp.histogram_release(name, ...), got "
+                f"{releaser!r}"
+            )
+        budget = self._budget_accountant.request_budget(
+            MechanismType.GENERIC, name=f"Histogram ({releaser.name})"
+        )
+        backend = self._backend
+        rows = backend.map(
+            col, functools.partial(_unit_and_label, data_extractors), "Extract unit and label"
+        )
+        one = backend.sample_fixed_per_key(rows, 1, "Keep one row per privacy unit")
+        labels = backend.map(one, _first_label, "Label of each unit")
+        counts = backend.count_per_element(labels, "Count rows per label")
+        keyed = backend.map(counts, _under_one_key, "Gather the nonempty bins")
+        marker = _marker(backend, col)
+        grouped = backend.group_by_key(backend.flatten((keyed, marker), "With marker"), "Gather")
+        release = functools.partial(_release, releaser, budget)
+        return backend.map(grouped, release, f"Release ({releaser.name})")
+
     def _select_private_partitions_internal(
         self,
         col: Any,
@@ -355,6 +425,26 @@ class DPEngine(pipeline_dp.DPEngine):
             )
         )
         return self._backend.map_values(col, add, f"Add noise ({noise.name})")
+
+
+def _marker(backend: Any, col: Any) -> Any:
+    """A one-element collection under the gathering key, so a release happens without data too
+    (PipelineDP's Spark backend does not convert lists, so that one is parallelised here)."""
+    if isinstance(backend, pipeline_dp.SparkRDDBackend):
+        return col.context.parallelize([(0, None)], 1)
+    return backend.to_collection([(0, None)], col, "Release even without data")
+
+
+def _unit_and_label(extractors: Any, row: Any) -> tuple[Any, Any]:
+    return extractors.privacy_id_extractor(row), extractors.partition_extractor(row)
+
+
+def _first_label(unit_rows: tuple[Any, list[Any]]) -> Any:
+    return unit_rows[1][0]
+
+
+def _under_one_key(pair: Any) -> tuple[int, Any]:
+    return 0, tuple(pair)
 
 
 def _selection_report(

@@ -53,7 +53,12 @@ from pyspark.serializers import CloudPickleSerializer  # noqa: E402
 
 import dpplug  # noqa: E402
 from dpplug.adapters import pipelinedp as adapter  # noqa: E402
-from dpplug.adapters.pipelinedp import DPEngine, partition_selection, sampler  # noqa: E402
+from dpplug.adapters.pipelinedp import (  # noqa: E402
+    DPEngine,
+    histogram_release,
+    partition_selection,
+    sampler,
+)
 from dpplug.plugins.partition.grid_selector import GridSelector  # noqa: E402
 
 Metrics = pipeline_dp.Metrics
@@ -497,6 +502,87 @@ def test_discrete_laplace_std_includes_the_tails() -> None:
     assert noise.std == pytest.approx(_expected_std(case, Fraction(0.1)), rel=1e-12)
 
 
+# --------------------------------------------------------------------------- histograms
+
+#: 400 units with "a", 150 with "b", 50 with "c", and one unit with 60 rows of "z": the engine
+#: keeps one row per unit, so "z" has true count 1 (released with probability ≤ δ < 1e-6).
+UNIT_ROWS = (
+    [(u, "a") for u in range(400)]
+    + [(400 + u, "b") for u in range(150)]
+    + [(550 + u, "c") for u in range(50)]
+    + [(999, "z")] * 60
+)
+UNIT_TRUTH = {"a": 400, "b": 150, "c": 50}
+HISTOGRAM = {"universe": "text:1", "n": 1000}
+
+
+def _histogram(backend: Any, col: Any) -> tuple[Any, Any]:
+    accountant = pipeline_dp.NaiveBudgetAccountant(total_epsilon=1, total_delta=1e-6)
+    engine = DPEngine(accountant, backend)
+    extractors = pipeline_dp.DataExtractors(
+        privacy_id_extractor=operator.itemgetter(0),
+        partition_extractor=operator.itemgetter(1),
+        value_extractor=lambda row: 1,
+    )
+    spec = histogram_release("stability-histogram", **HISTOGRAM)
+    released = engine.release_histogram(col, spec, extractors)
+    accountant.compute_budgets()
+    return released, accountant
+
+
+def _check_histogram(released: dict[str, int], accountant: Any) -> None:
+    budget = _spec(accountant, "Histogram (stability-histogram)")
+    assert budget.mechanism_type is MechanismType.GENERIC
+    releaser = dpplug.create(
+        "stability-histogram",
+        **HISTOGRAM,
+        epsilon=Fraction(budget.eps),
+        delta=Fraction(budget.delta),
+    )
+    assert releaser.guarantee.epsilon <= budget.eps and releaser.guarantee.delta <= budget.delta
+    a = releaser.accuracy(BETA).per_query.a
+    assert list(released) == sorted(released) and set(released) == set(UNIT_TRUTH)
+    for label, truth in UNIT_TRUTH.items():
+        assert abs(released[label] - truth) <= a
+
+
+def test_histogram_release_on_local_backend() -> None:
+    released, accountant = _histogram(pipeline_dp.LocalBackend(), UNIT_ROWS)
+    (histogram,) = list(released)
+    _check_histogram(histogram.to_dict(), accountant)
+
+
+@pytest.mark.parametrize("mode", ["in_memory", "multi_processing"])
+def test_histogram_release_on_beam(mode: str, tmp_path: Path) -> None:
+    options = PipelineOptions(
+        flags=[], runner="DirectRunner", direct_running_mode=mode, direct_num_workers=2
+    )
+    with beam.Pipeline(options=options) as pipeline:
+        col = pipeline | "Create rows" >> beam.Create(UNIT_ROWS)
+        released, accountant = _histogram(pipeline_dp.BeamBackend(), col)
+        _ = (
+            released
+            | "To JSON" >> beam.Map(lambda h: json.dumps(list(h.items())))
+            | "Write" >> beam.io.WriteToText(str(tmp_path / "histogram"))
+        )
+    lines = [Path(name).read_text().splitlines() for name in glob.glob(str(tmp_path / "hist*"))]
+    (line,) = [line for chunk in lines for line in chunk]
+    _check_histogram(dict(json.loads(line)), accountant)
+
+
+def test_histogram_release_on_spark(spark_context: Any) -> None:
+    rdd = spark_context.parallelize(UNIT_ROWS, 2)
+    released, accountant = _histogram(pipeline_dp.SparkRDDBackend(spark_context), rdd)
+    (histogram,) = released.collect()
+    _check_histogram(histogram.to_dict(), accountant)
+
+
+def test_histogram_release_without_data_still_releases() -> None:
+    released, _ = _histogram(pipeline_dp.LocalBackend(), [])
+    (histogram,) = list(released)
+    assert len(histogram) == 0
+
+
 # --------------------------------------------------------------------------- bad input
 
 
@@ -517,6 +603,17 @@ def test_discrete_laplace_std_includes_the_tails() -> None:
         (lambda: partition_selection("geosample"), dpplug.BadParameter, "not a partition"),
         (lambda: sampler("truncated-geometric", delta=1e-6), dpplug.BadParameter, "pure"),
         (lambda: sampler("optimal-partition-selection"), dpplug.BadParameter, "not a sampler"),
+        (lambda: histogram_release("geosample"), dpplug.BadParameter, "not a histogram"),
+        (
+            lambda: histogram_release("stability-histogram", universe="text:1", n=10, delta=0.1),
+            dpplug.BadParameter,
+            "delta",
+        ),
+        (
+            lambda: histogram_release("pure-sparse-histogram", universe="range:0:3", n=10),
+            dpplug.BadParameter,
+            "4n",
+        ),
         (lambda: sampler("discrete-laplace", epsilon=1), dpplug.BadParameter, "epsilon"),
         (lambda: sampler("fixedpoint-geometric"), dpplug.BadParameter, "missing parameter n"),
         (lambda: sampler("fixedpoint-geometric", n=-1), dpplug.BadParameter, "n=-1"),
