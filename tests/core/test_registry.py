@@ -26,6 +26,12 @@ BUILTIN_SELECTORS = {
     "optimal-partition-selection",
     "truncated-geometric-thresholding",
 }
+BUILTIN_RELEASERS = {
+    "basic-histogram",
+    "compact-histogram",
+    "pure-sparse-histogram",
+    "stability-histogram",
+}
 
 
 def _plugin(name: str, **hooks: object) -> types.ModuleType:
@@ -48,7 +54,9 @@ def test_builtins_are_registered_through_the_hooks_with_their_source() -> None:
     assert {e.name for e in registry.entries(dpplug.Kind.SAMPLER)} == BUILTIN_SAMPLERS
     selectors = registry.entries(dpplug.Kind.PARTITION_SELECTOR)
     assert {e.name for e in selectors} == BUILTIN_SELECTORS
-    assert len(registry) == len(BUILTIN_SAMPLERS | BUILTIN_SELECTORS)
+    releasers = registry.entries(dpplug.Kind.HISTOGRAM_RELEASER)
+    assert {e.name for e in releasers} == BUILTIN_RELEASERS
+    assert len(registry) == len(BUILTIN_SAMPLERS | BUILTIN_SELECTORS | BUILTIN_RELEASERS)
     assert registry.broken == []
     for entry in registry:
         assert entry.source.distribution == "dpplug"
