@@ -27,6 +27,7 @@ import numpy.typing as npt
 
 from dpplug.errors import BadData
 from dpplug.guarantee import Accuracy, Guarantee
+from dpplug.params import param_text, params_from_text
 from dpplug.universe import Universe, parse_universe
 
 if TYPE_CHECKING:
@@ -194,7 +195,7 @@ class CompactHistogram:
             "degree_bound": len(self.coefficients) - 1,
             "sampler": self.sampler.name,
             "sampler_params": {
-                k: _text(v) for k, v in self.sampler.params.items() if v is not None
+                k: param_text(v) for k, v in self.sampler.params.items() if v is not None
             },
             "guarantee": self.guarantee.as_dict(),
             "accuracy": self.accuracy.as_dict(),
@@ -206,37 +207,45 @@ class CompactHistogram:
     @classmethod
     def from_bytes(cls, data: bytes, plugins: Registry | None = None) -> CompactHistogram:
         """The histogram :meth:`to_bytes` wrote; the sampler is rebuilt through the registry."""
-        from dpplug.params import parse_value
+        from dpplug.kinds import CountingQuerySampler
         from dpplug.registry import registry
 
-        head, sep, body = data.partition(b"\n")
+        # Every malformed header (not an object, keys missing, values of the wrong type) is
+        # BadData, and so is a sampler the header's parameters cannot rebuild.
         try:
+            head, sep, body = data.partition(b"\n")
             header = json.loads(head)
-            if not sep or header.get("format") != "dpplug-compact-histogram/1":
+            if not sep or not isinstance(header, dict):
+                raise ValueError("not a dpplug compact histogram")
+            if header.get("format") != "dpplug-compact-histogram/1":
                 raise ValueError("not a dpplug compact histogram")
             modulus = int(header["modulus"])
             width = (modulus.bit_length() + 7) // 8
             count = int(header["degree_bound"]) + 1
+            if modulus < 2 or count < 1:
+                raise ValueError(f"modulus {modulus} or degree bound {count - 1} out of range")
             if len(body) != width * count:
                 raise ValueError(f"expected {width * count} bytes of coefficients")
-        except (ValueError, KeyError, TypeError) as exc:
+            params = params_from_text(header["sampler_params"])
+            universe = parse_universe(header["universe"])
+            guarantee = Guarantee.from_dict(header["guarantee"])
+            accuracy = Accuracy.from_dict(header["accuracy"])
+            mechanism = header["mechanism"]
+            sampler = (plugins or registry()).create(header["sampler"], **params)
+            if not isinstance(sampler, CountingQuerySampler):
+                raise ValueError(f"{header['sampler']!r} is not a counting-query sampler")
+        except (ValueError, KeyError, TypeError, AttributeError) as exc:
             raise BadData(f"cannot read a compact histogram from these bytes: {exc}") from None
-        params = {k: parse_value(v) if isinstance(v, str) else v
-                  for k, v in header["sampler_params"].items()}
-        sampler = (plugins or registry()).create(header["sampler"], **params)
         coefficients = tuple(
             int.from_bytes(body[i : i + width], "little") for i in range(0, len(body), width)
         )
         return cls(
-            universe=parse_universe(header["universe"]),
+            universe=universe,
             modulus=modulus,
             coefficients=coefficients,
-            sampler=sampler,  # type: ignore[arg-type]
-            guarantee=Guarantee.from_dict(header["guarantee"]),
-            accuracy=Accuracy.from_dict(header["accuracy"]),
-            mechanism=header["mechanism"],
+            sampler=sampler,
+            guarantee=guarantee,
+            accuracy=accuracy,
+            mechanism=mechanism,
         )
 
-
-def _text(value: object) -> object:
-    return value if isinstance(value, bool | int) else str(value)

@@ -1,0 +1,182 @@
+"""CompactHistogram (Balcer–Vadhan 000 Lemma 8.1, Alg. 8.2, Thm 8.3; MECHANISMS.md A14) over a
+prime field: the polynomial family is (n+1)-wise independent (all polynomials enumerated over
+small fields), interpolation reproduces its points with degree ≤ n, the modulus is a proven
+prime, released nonempty bins read back exactly their noisy counts through both evaluation paths,
+and the guarantee is L²·(q+1)/q exactly."""
+
+from __future__ import annotations
+
+import random
+from collections import Counter
+from fractions import Fraction
+from itertools import combinations, product
+from typing import Any
+
+import flint
+import pytest
+from gmpy2 import mpq
+from histogram_support import plugin_registry
+
+import dpplug
+from dpplug.histograms import EmptyBinLaw
+from dpplug.plugins.histograms.prime_field import (
+    interpolate,
+    polynomial_ring,
+    proth_prime_at_least,
+)
+
+
+@pytest.mark.parametrize(("p", "n"), [(5, 1), (5, 2), (7, 1), (7, 2)])
+def test_random_polynomials_are_n_plus_one_wise_independent(p: int, n: int) -> None:
+    """A uniform polynomial of degree ≤ n over F_p has uniform, independent values at any n+1
+    distinct points: each of the p^{n+1} value tuples comes from exactly one polynomial."""
+    ring = polynomial_ring(p)
+    polynomials = [ring(list(c)) for c in product(range(p), repeat=n + 1)]
+    for points in combinations(range(p), n + 1):
+        values = Counter(tuple(int(f(x)) for x in points) for f in polynomials)
+        assert len(values) == p ** (n + 1) and set(values.values()) == {1}
+    # Fewer points fixed: the values at the rest stay uniform (each tuple p^{n+1-j} times).
+    for j in range(1, n + 1):
+        values = Counter(tuple(int(f(x)) for x in range(j)) for f in polynomials)
+        assert set(values.values()) == {p ** (n + 1 - j)} and len(values) == p**j
+
+
+def lagrange(p: int, xs: list[int], ys: list[int]) -> list[int]:
+    """Coefficients (low first) of the interpolating polynomial, by the textbook formula."""
+    coefficients = [0] * len(xs)
+    for i, (xi, yi) in enumerate(zip(xs, ys, strict=True)):
+        basis, scale = [1], 1
+        for j, xj in enumerate(xs):
+            if j != i:
+                basis = [(a - xj * b) % p for a, b in zip([0, *basis], [*basis, 0], strict=True)]
+                scale = scale * (xi - xj) % p
+        factor = yi * pow(scale, -1, p) % p
+        coefficients = [(c + factor * b) % p for c, b in zip(coefficients, basis, strict=True)]
+    return coefficients
+
+
+@pytest.mark.parametrize("p", [7, 101, 65537, proth_prime_at_least(2**200)])
+def test_interpolate_reproduces_the_points(p: int) -> None:
+    rng = random.Random(p % 1000)
+    ring = polynomial_ring(p)
+    for count in range(1, min(p, 13) + 1):
+        xs = rng.sample(range(min(p, 10**6)), count)
+        ys = [rng.randrange(p) for _ in xs]
+        f = interpolate(ring, xs, ys)
+        assert f.degree() < count
+        assert [int(f(x)) for x in xs] == ys
+        coefficients = [int(c) for c in f.coeffs()]
+        assert coefficients + [0] * (count - len(coefficients)) == lagrange(p, xs, ys)
+
+
+@pytest.mark.parametrize(
+    "target",
+    [1, 2, 4, 5, 17, 18, 100, 2**16, 2**20 + 1, 10**30, 2**127 - 1, 2**255 + 19, 3**300],
+    ids=lambda target: f"target-{target.bit_length()}-bits",
+)
+def test_proth_prime_at_least_is_a_prime_of_proth_form(target: int) -> None:
+    p = proth_prime_at_least(target)
+    assert p >= target
+    assert flint.fmpz(p).is_prime()
+    k = ((p - 1) & -(p - 1)).bit_length() - 1  # the power of 2 in p − 1
+    h = (p - 1) >> k
+    assert h < 2**k  # Proth's form h·2^k + 1, h < 2^k (h odd here, so k is maximal)
+    if target >= 2**16:
+        assert p < 2 * target  # not wastefully large
+
+
+def test_proth_prime_is_the_smallest_of_its_form_above_small_targets() -> None:
+    for target in range(1, 3000, 37):
+        p = proth_prime_at_least(target)
+        k = (max(target, 4).bit_length() + 1) // 2 + 1
+        below = [h * 2**k + 1 for h in range(1, 2**k) if target <= h * 2**k + 1 < p]
+        assert not any(flint.fmpz(c).is_prime() for c in below), (target, p)
+
+
+# --- the releaser ------------------------------------------------------------------------------
+
+CASES = [
+    {"universe": "range:0:99", "n": 5, "epsilon": 1},
+    {"universe": "range:0:9", "n": 3, "epsilon": 2, "sampler": "geosample"},
+    {"universe": "text:3", "n": 4, "epsilon": Fraction(1, 2), "sampler": "fixedpoint-geometric"},
+    {"universe": "bytes:8", "n": 6, "epsilon": 3, "sampler_options": "gamma=1/999"},
+    {"universe": "range:0:19", "n": 2, "sampler": "ternary-response"},
+]
+
+
+def case_id(params: dict[str, Any]) -> str:
+    return "-".join(str(v) for v in params.values())
+
+
+def create(params: dict[str, Any]) -> Any:
+    return plugin_registry().create("compact-histogram", **params)
+
+
+@pytest.mark.parametrize("params", CASES, ids=case_id)
+def test_guarantee_is_sampler_squared_times_q_plus_one_over_q(params: dict[str, Any]) -> None:
+    releaser = create(params)
+    d = releaser.sampler.d
+    q = releaser.modulus // d
+    assert releaser.law.q == q and releaser.derived["q"] == q
+    assert releaser.modulus >= max(releaser.universe.size, d)
+    assert flint.fmpz(releaser.modulus).is_prime()
+    per_count = releaser.sampler.guarantee.exp_epsilon
+    assert releaser.guarantee.exp_epsilon == per_count**2 * mpq(q + 1, q)
+    assert releaser.guarantee.pure
+    if "epsilon" in params:
+        epsilon = mpq(params["epsilon"])
+        assert q >= 10 / epsilon  # ln((q+1)/q) ≤ 1/q ≤ ε/10 (Cor. 7.3)
+        assert releaser.sampler.params["epsilon"] == epsilon * mpq(9, 20)
+    # The empty-bin law of the release is within the ratio bounds (exact, per value).
+    law = EmptyBinLaw(releaser.sampler, releaser.modulus)
+    pmf = releaser.sampler.pmf(0)
+    for v in range(releaser.n + 1):
+        m0 = mpq(law.interval(v)[1], releaser.modulus)
+        assert q * d * pmf[v] <= m0 * releaser.modulus <= (q + 1) * d * pmf[v]
+
+
+def labels_of(universe: Any, count: int, seed: int) -> list[object]:
+    rng = random.Random(seed)
+    return [universe.label(rng.randrange(universe.size)) for _ in range(count)]
+
+
+def horner(coefficients: tuple[int, ...], x: int, p: int) -> int:
+    value = 0
+    for c in reversed(coefficients):
+        value = (value * x + c) % p
+    return value
+
+
+@pytest.mark.parametrize("params", CASES, ids=case_id)
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_nonempty_bins_read_back_their_noisy_counts(params: dict[str, Any], seed: int) -> None:
+    releaser = create(params)
+    universe, n = releaser.universe, releaser.n
+    picked = labels_of(universe, n, seed)
+    data = [picked[0], *picked[: n - 1 - seed % 2]]  # n or n − 1 rows, a count of 2 or more
+    counts = releaser.true_counts(data)
+    hist = releaser.release(data, dpplug.SeededSource(seed))
+    # The release draws the noisy counts first, from the same source: replay them.
+    noisy = releaser.sampler.sample(counts.counts, dpplug.SeededSource(seed))
+    nonempty = [universe.label(i) for i in counts.indices]
+    assert [hist.count(x) for x in nonempty] == [int(c) for c in noisy]
+    assert hist.counts(nonempty) == [int(c) for c in noisy]
+    assert len(hist.coefficients) == n + 1 and all(0 <= c < hist.modulus for c in hist.coefficients)
+    # Every label: the two evaluation paths agree with Horner's rule and M₀, in [0, n].
+    law = EmptyBinLaw(releaser.sampler, hist.modulus)
+    others = labels_of(universe, 200, seed + 10)
+    values = hist.counts(others)
+    assert values == [hist.count(x) for x in others]
+    assert values == [
+        law.value(horner(hist.coefficients, universe.index(x), hist.modulus) + 1) for x in others
+    ]
+    assert all(0 <= v <= n for v in values)
+    assert hist.guarantee == releaser.guarantee and hist.counts([]) == []
+
+
+def test_empty_data_releases_a_uniform_polynomial() -> None:
+    """No nonempty bins: all n+1 points are uniform, so every label reads a draw of M₀."""
+    releaser = create(CASES[1])
+    hist = releaser.release([], dpplug.SeededSource(4))
+    assert len(hist.coefficients) == releaser.n + 1
+    assert all(0 <= v <= releaser.n for v in hist.counts(range(10)))
