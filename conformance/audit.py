@@ -1,7 +1,8 @@
 """Contract 5, black-box audit: a statistical lower bound on ε from samples alone, for every
 plugin, including those with no exact pmf.
 
-For each conformance case and each neighbouring pair of inputs (both ends and the middle), in both
+For each conformance case and each neighbouring pair of inputs (both ends and the middle; for a
+histogram releaser, datasets one row apart, see :class:`.cases.ReleaserProbe`), in both
 directions: on a first batch of samples choose the event E (an output, or all outputs ≥ t, or all
 ≤ t) that looks most distinguishing; on a fresh batch bound Pr[E | x] from below and Pr[E | x′] from
 above with Clopper–Pearson intervals. If DP holds, Pr[E | x] ≤ e^ε·Pr[E | x′] + δ; the contract
@@ -73,9 +74,9 @@ def check(entry: Entry, settings: Settings) -> ContractResult:
     plan = [(probe, a, b) for probe in probes(entry) for a, b in probe.pairs]
     tests = 2 * len(plan)
     alpha = settings.false_alarm / (2 * tests)  # two bounds per test
-    n = settings.samples
     worst = (-math.inf, "")
     for i, (probe, a, b) in enumerate(plan):
+        n = probe.sample_size(settings)
         seed = settings.seed + 1000 * i
         select = {c: probe.draw(c, n, SeededSource(seed + j)) for j, c in enumerate((a, b))}
         fresh = {c: probe.draw(c, n, SeededSource(seed + 2 + j)) for j, c in enumerate((a, b))}
@@ -88,7 +89,10 @@ def check(entry: Entry, settings: Settings) -> ContractResult:
             lower, _ = clopper_pearson(_hits(fresh[x], kind, t), n, alpha)
             _, upper = clopper_pearson(_hits(fresh[y], kind, t), n, alpha)
             eps_lb = math.log((lower - delta) / upper) if lower > delta else 0.0
-            where = f"{probe.where}: P[out {kind} {t} | {x}] vs | {y}"
+            where = (
+                f"{probe.where}: P[out {kind} {probe.show_output(t)} | {probe.show_input(x)}] "
+                f"vs | {probe.show_input(y)}"
+            )
             if lower - delta > bound * upper:
                 return ContractResult(
                     NAME,
@@ -101,7 +105,7 @@ def check(entry: Entry, settings: Settings) -> ContractResult:
     return ContractResult(
         NAME,
         Outcome.PASSED,
-        f"{tests} tests, {n} samples each side; largest empirical ε lower bound "
-        f"{max(worst[0], 0.0):.3f} ({worst[1]})",
+        f"{tests} tests, up to {max(p.sample_size(settings) for p, *_ in plan)} samples each "
+        f"side; largest empirical ε lower bound {max(worst[0], 0.0):.3f} ({worst[1]})",
         data={"epsilon_lower_bound": max(worst[0], 0.0)},
     )

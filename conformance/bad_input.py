@@ -2,14 +2,19 @@
 error, and nothing is drawn from the random source first (a bad call releases nothing).
 
 Two parts: the boundary values of every declared parameter (≤ 0, NaN, ±inf, wrong type, out of
-range, huge) and of the data (negative or out-of-range counts, non-integers, wrong types), then a
-property-based search (hypothesis, derandomised from the run's seed) over arbitrary values.
+range, huge; malformed names, universes and option lists) and of the data (negative or
+out-of-range counts, non-integers, wrong types; for histogram releasers also labels outside the
+universe, more than n rows, and a string where rows are expected), then a property-based search
+(hypothesis, derandomised from the run's seed) over arbitrary values: count arrays, or rows and
+label → count mappings for releasers.
 """
 
 from __future__ import annotations
 
 import math
+import numbers
 from collections.abc import Callable
+from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
@@ -21,22 +26,56 @@ from dpplug.conformance.cases import instances
 from dpplug.conformance.results import ContractResult, Outcome
 from dpplug.conformance.settings import Settings
 from dpplug.errors import DpplugError, NotSupported
-from dpplug.kinds import UNBOUNDED_COUNT, CountingQuerySampler, Mechanism, PartitionSelector
+from dpplug.kinds import (
+    UNBOUNDED_COUNT,
+    CountingQuerySampler,
+    HistogramReleaser,
+    Mechanism,
+    PartitionSelector,
+)
 from dpplug.params import Param
 from dpplug.randomness import SeededSource
 from dpplug.registry import Entry
+from dpplug.universe import Universe
 
 NAME = "bad-input"
 _WRONG_TYPES: tuple[object, ...] = ("1", True, [1], {"a": 1}, object())
 _NON_FINITE = (math.nan, math.inf, -math.inf)
 
 
+#: Invalid values of the non-numeric parameter types (see :meth:`dpplug.params.Param.coerce`).
+_INVALID_BY_TYPE: dict[str, tuple[object, ...]] = {
+    "boolean": ("true", 1, 0, 1.0, math.nan, [True]),
+    "text": ("", 1, 1.5, True, b"name", ["name"], {"name": 1}),
+    "universe": (
+        "",
+        "range:5:1",
+        "range:0",
+        "range:a:b",
+        "bytes:-1",
+        "text:x",
+        "labels:[]",
+        'labels:["a", "a"]',
+        "labels:[true]",
+        'labels:{"a": 1}',
+        "no-such-universe:3",
+        3,
+        ["a", "b"],
+    ),
+    "options": ("gamma", "=1", "gamma=1,,=2", 5, ["gamma=1"], {1: 2}, {"no_such_option": 1}),
+}
+
+
 def _invalid_values(param: Param) -> list[object]:
-    if param.type == "boolean":
-        return ["true", 1, 0, 1.0, math.nan, [True], *([] if param.optional else [None])]
+    if param.type in _INVALID_BY_TYPE:
+        values = list(_INVALID_BY_TYPE[param.type])
+    else:
+        values = _invalid_numbers(param)
+    return values if param.optional else [*values, None]
+
+
+def _invalid_numbers(param: Param) -> list[object]:
     values: list[object] = [*_WRONG_TYPES, *_NON_FINITE, 10**400, -(10**400)]
-    if not param.optional:
-        values.append(None)
     if param.low is not None:
         values.append(param.low if param.low_open else param.low - 1)
     if param.high is not None:
@@ -46,8 +85,8 @@ def _invalid_values(param: Param) -> list[object]:
     return values
 
 
-def _data_entry(mechanism: Mechanism) -> tuple[Callable[[object, SeededSource], object], int, int]:
-    """The data-taking call of a mechanism and the integer range its inputs must lie in."""
+def _count_entry(mechanism: Mechanism) -> tuple[Callable[[object, SeededSource], object], int, int]:
+    """The count-taking call of a sampler or selector and the range its counts must lie in."""
     if isinstance(mechanism, CountingQuerySampler):
         return mechanism.sample, *mechanism.count_bounds
     if isinstance(mechanism, PartitionSelector):
@@ -88,8 +127,32 @@ def _expect_rejection(what: str, call: Callable[[], object], source: SeededSourc
     raise _Violation(f"{what}: was accepted")
 
 
+def _outside(universe: Universe) -> list[object]:
+    """Labels that are not in *universe* (of the right type and of wrong ones)."""
+    candidates: list[object] = [-1, universe.size, 10**30, "\udc80", "z" * 1000, b"\xff" * 1000]
+    candidates += [0.5, None, True, (0,), frozenset()]
+    return [label for label in candidates if label not in universe]
+
+
+def _bad_release_data(releaser: HistogramReleaser) -> list[object]:
+    """Data every releaser must refuse: labels outside the universe, more than n rows, counts
+    that are negative, above n or not integers, strings where rows belong, and wrong types."""
+    n, x, y = releaser.n, releaser.universe.label(0), releaser.universe.label(1)
+    bad: list[object] = [[label] for label in _outside(releaser.universe)]
+    bad += [{label: 1} for label in _outside(releaser.universe)]
+    bad += [[x] * (n + 1), {x: n, y: 1}, {x: n + 1}, {x: -1}, {x: 0.5}, {x: 1.0}, {x: True}]
+    bad += [{x: "1"}, {x: None}, {x: np.float64(1)}, {x: 2**70}, [[x]], [{x: 1}]]
+    return [*bad, "ab", b"ab", str(x), 5, 1.5, None, object()]
+
+
 def _data_checks(mechanism: Mechanism, source: SeededSource) -> None:
-    run, low, high = _data_entry(mechanism)
+    if isinstance(mechanism, HistogramReleaser):
+        for data in _bad_release_data(mechanism):
+            _expect_rejection(
+                f"release({data!r})", partial(mechanism.release, data, source), source
+            )
+        return
+    run, low, high = _count_entry(mechanism)
     for counts in _bad_counts(low, high):
         _expect_rejection(f"{run.__name__}({counts!r})", partial(run, counts, source), source)
     if isinstance(mechanism, PartitionSelector):
@@ -109,11 +172,78 @@ def _data_checks(mechanism: Mechanism, source: SeededSource) -> None:
         _expect_rejection("M(count=n+1, 1)", partial(mechanism, high + 1, 1), source)
 
 
+@dataclass(frozen=True)
+class _DataSpace:
+    """What the property search feeds a mechanism: arbitrary data, which of it is valid, and the
+    call that takes it."""
+
+    data: st.SearchStrategy[Any]
+    valid: Callable[[object], bool]
+    call: Callable[[object, SeededSource], object]
+
+
+def _count_space(mechanism: Mechanism) -> _DataSpace:
+    """Short lists of integers (any size) and floats, for samplers and selectors."""
+    run, low, high = _count_entry(mechanism)
+
+    def valid(counts: object) -> bool:
+        return isinstance(counts, list) and all(
+            isinstance(c, int) and low <= c <= high for c in counts
+        )
+
+    return _DataSpace(
+        st.lists(st.one_of(st.integers(-(2**65), 2**65), st.floats()), max_size=4), valid, run
+    )
+
+
+def _is_count(value: object, n: int) -> bool:
+    return (
+        isinstance(value, numbers.Integral) and not isinstance(value, bool) and 0 <= int(value) <= n
+    )
+
+
+def _release_space(releaser: HistogramReleaser) -> _DataSpace:
+    """Rows and label → count mappings whose labels are sometimes in the universe."""
+    universe, n = releaser.universe, releaser.n
+    inside = sorted({0, 1, universe.size - 1})
+    label = st.one_of(
+        st.sampled_from([universe.label(i) for i in inside]),
+        st.integers(-3, 2**70),
+        st.text(max_size=3),
+        st.binary(max_size=3),
+        st.floats(),
+        st.booleans(),
+        st.none(),
+    )
+    count = st.one_of(st.integers(-2, n + 2), st.floats(), st.booleans(), st.fractions())
+    data = st.one_of(
+        st.lists(label, max_size=n + 2),
+        st.dictionaries(label, count, max_size=3),
+        st.text(max_size=3),
+        st.integers(),
+        st.none(),
+    )
+
+    def valid(given: object) -> bool:
+        if isinstance(given, dict):
+            counts = list(given.values())
+            labels_ok = all(label in universe for label in given)
+            return labels_ok and all(_is_count(c, n) for c in counts) and sum(counts) <= n
+        return isinstance(given, list) and len(given) <= n and all(x in universe for x in given)
+
+    return _DataSpace(data, valid, releaser.release)
+
+
 def _property_search(
     entry: Entry, case: dict[str, Any], mechanism: Mechanism, settings: Settings
 ) -> None:
-    """Arbitrary parameter values and count arrays: valid and run, or a dpplug error, no draws."""
+    """Arbitrary parameter values and data: valid and run, or a dpplug error, no draws."""
     params = list(entry.cls.schema)
+    space = (
+        _release_space(mechanism)
+        if isinstance(mechanism, HistogramReleaser)
+        else _count_space(mechanism)
+    )
     anything = st.one_of(
         st.floats(allow_nan=True, allow_infinity=True),
         st.integers(-(2**80), 2**80),
@@ -130,12 +260,8 @@ def _property_search(
         deadline=None,
         suppress_health_check=list(hypothesis.HealthCheck),
     )
-    @hypothesis.given(
-        st.sampled_from(params) if params else st.none(),
-        anything,
-        st.lists(st.one_of(st.integers(-(2**65), 2**65), st.floats()), max_size=4),
-    )
-    def search(param: Param | None, value: object, counts: list[object]) -> None:
+    @hypothesis.given(st.sampled_from(params) if params else st.none(), anything, space.data)
+    def search(param: Param | None, value: object, data: object) -> None:
         source = SeededSource(settings.seed)
         if param is not None:
             try:
@@ -144,11 +270,11 @@ def _property_search(
                 pass
             except Exception as exc:
                 raise _Violation(f"{param.name}={value!r}: raised {type(exc).__name__}") from exc
-        run, low, high = _data_entry(mechanism)
-        if all(isinstance(c, int) and low <= c <= high for c in counts):
-            run(np.array(counts, dtype=np.int64), source)
+        call = partial(space.call, data, source)
+        if space.valid(data):
+            call()
         else:
-            _expect_rejection(f"{run.__name__}({counts!r})", lambda: run(counts, source), source)
+            _expect_rejection(f"{space.call.__name__}({data!r})", call, source)
 
     search()
 
@@ -179,6 +305,6 @@ def check(entry: Entry, settings: Settings) -> ContractResult:
     return ContractResult(
         NAME,
         Outcome.PASSED,
-        f"{tried} boundary parameter values, bad counts and {settings.examples} generated inputs "
+        f"{tried} boundary parameter values, bad data and {settings.examples} generated inputs "
         "per case rejected with dpplug errors before any draw",
     )

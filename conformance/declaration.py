@@ -1,5 +1,6 @@
 """Contract 1, declaration: name, kind, guarantee with its neighbouring relation, accuracy,
-parameter schema and conformance cases are present and consistent (DESIGN.md "Conformance")."""
+parameter schema and conformance cases are present and consistent (DESIGN.md "Conformance");
+a histogram releaser also declares its universe and its bound n on rows."""
 
 from __future__ import annotations
 
@@ -8,8 +9,9 @@ from fractions import Fraction
 from dpplug.conformance.cases import describe_case, instances
 from dpplug.conformance.results import ContractResult, Outcome
 from dpplug.guarantee import Accuracy, Guarantee, Neighbouring
-from dpplug.kinds import CountingQuerySampler
+from dpplug.kinds import CountingQuerySampler, HistogramReleaser
 from dpplug.registry import Entry
+from dpplug.universe import Universe
 
 NAME = "declaration"
 _BETA = Fraction(1, 20)
@@ -41,6 +43,12 @@ def check(entry: Entry, _settings: object) -> ContractResult:
                 value = getattr(mechanism, attribute, "missing")
                 if value is not None and (not isinstance(value, int) or value < 1):
                     problems.append(f"{where}: {attribute} must be None or an int ≥ 1")
+        if isinstance(mechanism, HistogramReleaser):
+            if not isinstance(getattr(mechanism, "universe", None), Universe):
+                problems.append(f"{where}: universe must be a dpplug Universe")
+            n = getattr(mechanism, "n", None)
+            if not isinstance(n, int) or isinstance(n, bool) or n < 1:
+                problems.append(f"{where}: n (the public bound on rows) must be an int ≥ 1")
         shown = shown or f"{guarantee.describe()}; a = {bound.a} at β = 1/20 ({where})"
     if problems:
         return ContractResult(NAME, Outcome.FAILED, "; ".join(problems))

@@ -19,17 +19,18 @@ geometrically, so the tails are summed in closed form instead of enumerated.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from itertools import pairwise
+from itertools import pairwise, product
 from typing import Any
 
 from gmpy2 import mpq
 
 from dpplug.conformance.cases import probes
+from dpplug.conformance.release_law import Law, release_law
 from dpplug.conformance.results import ContractResult, Outcome
 from dpplug.conformance.settings import Settings
 from dpplug.errors import NotSupported
 from dpplug.guarantee import Guarantee, Relation
-from dpplug.kinds import CountingQuerySampler, PartitionSelector
+from dpplug.kinds import CountingQuerySampler, HistogramReleaser, PartitionSelector
 from dpplug.pmf import Pmf
 from dpplug.registry import Entry
 
@@ -152,6 +153,55 @@ class PrivacyReport:
     failures: tuple[str, ...]
 
 
+class _Worst:
+    """The worst likelihood ratio and hockey-stick divergence (at e^ε, both directions) over
+    the neighbouring pairs compared so far, and the failures they make for a guarantee."""
+
+    def __init__(self, exp_epsilon: Rat) -> None:
+        self.exp_epsilon = exp_epsilon
+        self.ratio: Rat | None = mpq(1)
+        self.ratio_pair: tuple[Any, Any] | None = None
+        self.divergence: Rat = mpq(0)
+        self.divergence_pair: tuple[Any, Any] | None = None
+
+    def compare(self, a: Any, b: Any, p: Pmf, q: Pmf) -> None:
+        """Compare the laws *p* of input *a* and *q* of its neighbour *b*."""
+        ratio = max_likelihood_ratio(p, q)
+        worse = self.ratio is not None and (ratio is None or ratio > self.ratio)
+        if worse or self.ratio_pair is None:
+            self.ratio, self.ratio_pair = ratio, (a, b)
+        for pair, first, second in (((a, b), p, q), ((b, a), q, p)):
+            divergence = hockey_stick(first, second, self.exp_epsilon)
+            if self.divergence_pair is None or divergence > self.divergence:
+                self.divergence, self.divergence_pair = divergence, pair
+
+    def failures(self, guarantee: Guarantee, inputs: str) -> list[str]:
+        """What fails *guarantee*: the ratio for a pure one, the divergence for an approximate
+        one; *inputs* names what the pairs are (counts, datasets)."""
+        e, delta = _text(guarantee.exp_epsilon), _text(guarantee.delta)
+        if guarantee.pure and (self.ratio is None or self.ratio > guarantee.exp_epsilon):
+            shown = "∞" if self.ratio is None else _text(self.ratio)
+            pair = _pair(self.ratio_pair)
+            return [f"likelihood ratio {shown} for {inputs} {pair} exceeds e^ε = {e}"]
+        if not guarantee.pure and self.divergence > guarantee.delta:
+            divergence, pair = _text(self.divergence), _pair(self.divergence_pair)
+            return [
+                f"hockey-stick divergence {divergence} at e^ε = {e} for {inputs} {pair} "
+                f"exceeds δ = {delta}"
+            ]
+        return []
+
+
+def _text(value: Rat) -> str:
+    """An exact rational as text, or its float value when the fraction is too long to read."""
+    text = str(value)
+    return text if len(text) <= 32 else f"≈{float(value):.9g}"
+
+
+def _pair(pair: tuple[Any, Any] | None) -> str:
+    return "" if pair is None else f"{pair[0]} and {pair[1]}"
+
+
 def sampler_privacy(
     sampler: CountingQuerySampler, unbounded_counts: tuple[int, int] = UNBOUNDED_COUNTS
 ) -> PrivacyReport:
@@ -176,42 +226,117 @@ def sampler_privacy(
     failures = [
         f"pmf({c}) sums to {pmf.total()}, not 1" for c, pmf in pmfs.items() if pmf.total() != 1
     ]
-    e, delta = guarantee.exp_epsilon, guarantee.delta
-    worst_ratio: Rat | None = mpq(1)
-    worst_ratio_pair: tuple[int, int] | None = None
-    worst_divergence, worst_divergence_pair = mpq(0), None
+    worst = _Worst(guarantee.exp_epsilon)
     pairs = [
         (c, c + j) for j in range(1, neighbouring.sensitivity + 1) for c in range(low, high - j + 1)
     ]
     for c, c2 in pairs:
-        ratio = max_likelihood_ratio(pmfs[c], pmfs[c2])
-        worse = worst_ratio is not None and (ratio is None or ratio > worst_ratio)
-        if worse or worst_ratio_pair is None:
-            worst_ratio, worst_ratio_pair = ratio, (c, c2)
-        for a, b in ((c, c2), (c2, c)):
-            divergence = hockey_stick(pmfs[a], pmfs[b], e)
-            if worst_divergence_pair is None or divergence > worst_divergence:
-                worst_divergence, worst_divergence_pair = divergence, (a, b)
-    if guarantee.pure and (worst_ratio is None or worst_ratio > e):
-        shown = "∞" if worst_ratio is None else str(worst_ratio)
-        failures.append(f"likelihood ratio {shown} for counts {worst_ratio_pair} exceeds e^ε = {e}")
-    if not guarantee.pure and worst_divergence > delta:
-        failures.append(
-            f"hockey-stick divergence {worst_divergence} at e^ε = {e} for counts "
-            f"{worst_divergence_pair} exceeds δ = {delta}"
-        )
+        worst.compare(c, c2, pmfs[c], pmfs[c2])
+    failures += worst.failures(guarantee, "counts")
     return PrivacyReport(
         mechanism=sampler.name,
         guarantee=guarantee,
         counts=(low, high),
         pairs=len(pairs),
         totals_exact=all(pmf.total() == 1 for pmf in pmfs.values()),
-        worst_ratio=worst_ratio,
-        worst_ratio_pair=worst_ratio_pair,
-        worst_divergence=worst_divergence,
-        worst_divergence_pair=worst_divergence_pair,
+        worst_ratio=worst.ratio,
+        worst_ratio_pair=worst.ratio_pair,
+        worst_divergence=worst.divergence,
+        worst_divergence_pair=worst.divergence_pair,
         passed=not failures,
         failures=tuple(failures),
+    )
+
+
+#: The exact releaser check uses datasets over at most this many labels (the universe's first).
+RELEASER_LABELS = 3
+#: … and gives up (NotSupported) when there would be more datasets than this.
+MAX_DATASETS = 500
+
+
+@dataclass(frozen=True)
+class ReleaserReport:
+    """The outcome of :func:`releaser_privacy`: how many datasets and neighbouring pairs were
+    compared, the worst ratio (``None``: infinite) and divergence, and the failures in words."""
+
+    datasets: int
+    pairs: int
+    worst_ratio: Rat | None
+    worst_divergence: Rat
+    failures: tuple[str, ...]
+
+
+def releaser_privacy(releaser: HistogramReleaser) -> ReleaserReport:
+    """Check a histogram releaser's declared guarantee exactly on tiny datasets.
+
+    The datasets are every count vector over the first :data:`RELEASER_LABELS` labels of the
+    universe with at most n rows; neighbours are one row apart under the guarantee's relation
+    (replace-one: a row moves to another label; add-remove: a row is added, keeping ≤ n rows).
+    Their exact release laws (:mod:`.release_law`, NotSupported where they cannot be
+    enumerated) are compared as in :func:`sampler_privacy`, and each must sum to exactly 1.
+    """
+    guarantee = releaser.guarantee
+    relation = guarantee.neighbouring.relation
+    if relation is Relation.COUNT:
+        raise ValueError(
+            f"{releaser.name} states its guarantee for {guarantee.neighbouring.describe()}; "
+            "a histogram releaser must state it for datasets (replace-one or add-remove)"
+        )
+    labels = [
+        releaser.universe.label(i) for i in range(min(RELEASER_LABELS, releaser.universe.size))
+    ]
+    datasets = [
+        counts
+        for counts in product(range(releaser.n + 1), repeat=len(labels))
+        if sum(counts) <= releaser.n
+    ]
+    if len(datasets) > MAX_DATASETS:
+        raise NotSupported(
+            f"n = {releaser.n} gives {len(datasets)} datasets over {len(labels)} labels, more "
+            f"than the {MAX_DATASETS} the exact check enumerates"
+        )
+
+    def show(counts: tuple[int, ...]) -> str:
+        return str({label: c for label, c in zip(labels, counts, strict=True) if c})
+
+    laws = {
+        d: release_law(releaser, {x: c for x, c in zip(labels, d, strict=True) if c})
+        for d in datasets
+    }
+    failures = [
+        f"the release law of {show(d)} sums to {total}"
+        for d, law in laws.items()
+        if (total := sum(law.values(), mpq(0))) != 1
+    ]
+    worst = _Worst(guarantee.exp_epsilon)
+    pairs = [(d, d2) for d in datasets for d2 in _neighbours(d, relation, releaser.n)]
+    for d, d2 in pairs:
+        worst.compare(show(d), show(d2), *_coded(laws[d], laws[d2]))
+    failures += worst.failures(guarantee, "datasets")
+    return ReleaserReport(len(datasets), len(pairs), worst.ratio, worst.divergence, tuple(failures))
+
+
+def _neighbours(counts: tuple[int, ...], relation: Relation, n: int) -> list[tuple[int, ...]]:
+    """The datasets one row from *counts* under *relation* that sort after it (so each pair is
+    listed once)."""
+    found = []
+    for j in range(len(counts)):
+        if relation is Relation.ADD_REMOVE:
+            if sum(counts) < n:
+                found.append(tuple(c + (i == j) for i, c in enumerate(counts)))
+            continue
+        for i in range(len(counts)):
+            if i != j and counts[i] > 0:
+                found.append(tuple(c - (k == i) + (k == j) for k, c in enumerate(counts)))
+    return [other for other in found if other > counts]
+
+
+def _coded(p: Law, q: Law) -> tuple[Pmf, Pmf]:
+    """Two release laws as Pmfs over shared integer codes of their outputs."""
+    codes = {output: code for code, output in enumerate(p.keys() | q.keys())}
+    return (
+        Pmf({codes[output]: prob for output, prob in p.items()}),
+        Pmf({codes[output]: prob for output, prob in q.items()}),
     )
 
 
@@ -263,6 +388,18 @@ def check(entry: Entry, settings: Settings) -> ContractResult:
     shown: list[str] = []
     for probe in probes(entry):
         mechanism = probe.mechanism
+        if isinstance(mechanism, HistogramReleaser):
+            try:
+                released = releaser_privacy(mechanism)
+            except NotSupported as exc:
+                raise NotSupported(
+                    f"{probe.where}: {exc}; the audit checks this releaser statistically"
+                ) from None
+            if released.failures:
+                failure = released.failures[0]
+                return ContractResult(NAME, Outcome.FAILED, f"{probe.where}: {failure}")
+            shown.append(_releaser_summary(released, probe.guarantee))
+            continue
         if isinstance(mechanism, PartitionSelector):
             failures = selector_privacy(mechanism)
             if failures:
@@ -285,3 +422,11 @@ def check(entry: Entry, settings: Settings) -> ContractResult:
         else:
             shown.append(f"divergence {float(report.worst_divergence):.3g} ≤ δ")
     return ContractResult(NAME, Outcome.PASSED, "; ".join(shown) + " (every neighbouring pair)")
+
+
+def _releaser_summary(report: ReleaserReport, guarantee: Guarantee) -> str:
+    where = f"{report.pairs} pairs of {report.datasets} datasets"
+    if guarantee.pure:
+        worst = "∞" if report.worst_ratio is None else f"{float(report.worst_ratio):.6g}"
+        return f"ratio {worst} ≤ e^ε = {float(guarantee.exp_epsilon):.6g} on {where}"
+    return f"divergence {float(report.worst_divergence):.3g} ≤ δ on {where}"

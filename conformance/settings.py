@@ -14,6 +14,7 @@ from typing import Literal
 Mode = Literal["fast", "default", "full"]
 
 _SAMPLES = {"fast": 20_000, "default": 100_000, "full": 1_000_000}
+_RELEASES = {"fast": 1_000, "default": 3_000, "full": 30_000}
 _EXAMPLES = {"fast": 60, "default": 300, "full": 2_000}
 
 
@@ -33,13 +34,20 @@ class Settings:
         return _SAMPLES[self.mode]
 
     @property
+    def releases(self) -> int:
+        """Releases per tested dataset for histogram releasers, which release one histogram per
+        call (not vectorised): the audit and accuracy samples are this size."""
+        return _RELEASES[self.mode]
+
+    @property
     def examples(self) -> int:
         """Property-based (hypothesis) cases per plugin for the bad-input contract."""
         return _EXAMPLES[self.mode]
 
     def describe(self) -> str:
         return (
-            f"mode {self.mode}: {self.samples} samples per input, {self.examples} generated "
+            f"mode {self.mode}: {self.samples} samples per input ({self.releases} releases per "
+            f"dataset for histogram releasers), {self.examples} generated "
             f"bad inputs per plugin, false alarm ≤ {self.false_alarm:g} per contract, "
             f"seed {self.seed}"
         )

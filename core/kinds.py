@@ -303,6 +303,11 @@ class HistogramReleaser(Mechanism):
     universe: Universe
     #: The public bound on the number of rows (Balcer–Vadhan's dataset size n).
     n: int
+    #: Whether a release may show a label whose true count is 0. Dense and compact outputs show
+    #: every label, and KeepHeavy-style sparse releases sample empty bins; a releaser of the
+    #: nonempty bins only (the stability histogram, Balcer–Vadhan 000 Alg. 5.4) sets False,
+    #: and the conformance suite checks that it never releases an empty bin.
+    releases_empty_bins: ClassVar[bool] = True
 
     def __init__(self, *, plugins: Any = None, **params: object) -> None:
         super().__init__(**params)

@@ -1,13 +1,16 @@
 """The conformance suite catches known-broken mechanisms, each at the contract that names its
-flaw, in the default run's settings; the built-in plugins pass every contract."""
+flaw, in the default run's settings; the built-in plugins pass every contract they can be
+checked by."""
 
 from __future__ import annotations
+
+from typing import Any
 
 import pytest
 import zoo
 
 from dpplug import Registry
-from dpplug.conformance.results import Level, Outcome
+from dpplug.conformance.results import ContractResult, Level, Outcome
 from dpplug.conformance.runner import CONTRACTS, run_contract, run_plugin
 from dpplug.conformance.settings import Settings
 
@@ -29,9 +32,38 @@ def test_broken_mechanism_fails_its_contract(broken: type, contract: str) -> Non
     assert result.outcome is Outcome.FAILED, result.detail
 
 
-@pytest.mark.parametrize("name", [e.name for e in Registry.load(entry_points=False)])
+#: Contracts a built-in plugin skips, with the reason its skip must give: releasers whose
+#: release law cannot be enumerated on their conformance cases are checked by the audit only.
+EXPECTED_SKIPS = {
+    ("pure-sparse-histogram", "exact-privacy"): "cannot be enumerated",
+    ("pure-sparse-histogram", "sampling-law"): "cannot be enumerated",
+    ("compact-histogram", "exact-privacy"): "draws from its RandomSource besides its sampler",
+    ("compact-histogram", "sampling-law"): "draws from its RandomSource besides its sampler",
+}
+#: Built-in plugins known to fail a contract, and why (remove an entry once its plugin is fixed;
+#: the test then passes unexpectedly, which strict xfail reports).
+KNOWN_FAILURES: dict[str, str] = {}
+
+
+def _builtin(name: str) -> Any:
+    if name in KNOWN_FAILURES:
+        return pytest.param(name, marks=pytest.mark.xfail(reason=KNOWN_FAILURES[name], strict=True))
+    return name
+
+
+def _expected_skip(name: str, result: ContractResult) -> bool:
+    reason = EXPECTED_SKIPS.get((name, result.contract))
+    return result.outcome is Outcome.SKIPPED and reason is not None and reason in result.detail
+
+
+@pytest.mark.parametrize("name", [_builtin(e.name) for e in Registry.load(entry_points=False)])
 def test_builtin_plugins_pass_every_contract_in_the_fast_run(name: str) -> None:
     result = run_plugin(ZOO_REGISTRY.get(name), Settings(mode="fast"))
-    failures = [f"{r.contract}: {r.detail}" for r in result.results if not r.passed]
+    failures = [
+        f"{r.contract}: {r.detail}"
+        for r in result.results
+        if not r.passed and not _expected_skip(name, r)
+    ]
     assert failures == []
-    assert result.level is Level.EXACTLY_VERIFIED
+    skips = any(plugin == name for plugin, _ in EXPECTED_SKIPS)
+    assert result.level is (Level.AUDITED if skips else Level.EXACTLY_VERIFIED)

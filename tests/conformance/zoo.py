@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import bisect
 import math
+from fractions import Fraction
 from itertools import accumulate
 from typing import Any
 
@@ -14,6 +15,10 @@ from gmpy2 import mpq
 
 import dpplug
 from dpplug.guarantee import Neighbouring, Relation
+from dpplug.histograms import SparseHistogram
+from dpplug.kinds import TrueCounts
+from dpplug.plugins.histograms import BasicHistogram, StabilityHistogram
+from dpplug.plugins.histograms.sampler_choice import REPLACE_ONE
 from dpplug.plugins.partition import OptimalPartitionSelection
 from dpplug.plugins.partition.keep_table import KeepTable
 from dpplug.plugins.samplers import DiscreteLaplace, FastSample, GeoSample, TruncatedGeometric
@@ -167,6 +172,71 @@ class ReleasesAbsentPartitions(OptimalPartitionSelection):
         return np.maximum(super()._shifted(units), 1)
 
 
+#: A replace-one stability histogram that can release something (t = 2 < n): the base of the
+#: broken releasers below, whose flaws only show in what is released.
+_RELEASING_STABILITY = {
+    "universe": "range:0:2",
+    "n": 6,
+    "epsilon": 2,
+    "delta": Fraction(3, 10),
+    "sampler": "geosample",
+}
+
+
+class _UnorderedSparse(SparseHistogram):
+    """A sparse histogram without the canonical-order check, as a releaser that builds its own
+    output might return."""
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_by_index", dict(zip(self.indices, self.counts, strict=True)))
+
+
+class DataDependentOrder(StabilityHistogram):
+    """Releases the kept bins largest noisy count first: the order depends on the data
+    (Balcer–Vadhan 000 §2.2.1, footnote; MECHANISMS.md §0 rule 3)."""
+
+    name = "zoo-data-dependent-order"
+    conformance_cases = (_RELEASING_STABILITY,)
+
+    def _release(self, counts: TrueCounts, source: RandomSource) -> Any:
+        release = super()._release(counts, source)
+        ordered = sorted(zip(release.indices, release.counts, strict=True), key=lambda b: -b[1])
+        return _UnorderedSparse(
+            release.universe,
+            tuple(i for i, _ in ordered),
+            tuple(c for _, c in ordered),
+            release.guarantee,
+            release.accuracy,
+            release.mechanism,
+        )
+
+
+class ThresholdsEveryLabel(StabilityHistogram):
+    """Adds noise to every label of the universe before thresholding, so empty bins are
+    released, while declaring (as the stability histogram) that it releases nonempty bins only."""
+
+    name = "zoo-thresholds-every-label"
+    conformance_cases = (_RELEASING_STABILITY,)
+    releases_empty_bins = False
+
+    def _release(self, counts: TrueCounts, source: RandomSource) -> Any:
+        dense = np.zeros(self.universe.size, dtype=np.int64)
+        dense[list(counts.indices)] = counts.counts
+        every = TrueCounts(tuple(range(self.universe.size)), dense, counts.rows)
+        return super()._release(every, source)
+
+
+class PerCountGuarantee(BasicHistogram):
+    """Declares its sampler's e^ε for one count, but replacing a row changes two counts."""
+
+    name = "zoo-per-count-guarantee"
+
+    @property
+    def guarantee(self) -> dpplug.Guarantee:
+        per_count = self.sampler.guarantee
+        return dpplug.Guarantee(per_count.exp_epsilon, per_count.delta, REPLACE_ONE)
+
+
 #: Each broken plugin and the contract that must catch it.
 ZOO: dict[type[dpplug.Mechanism], str] = {
     FloatLaplace: "hygiene",
@@ -181,6 +251,9 @@ ZOO: dict[type[dpplug.Mechanism], str] = {
     OverclaimedAccuracy: "accuracy",
     KeepsTooEarly: "exact-privacy",
     ReleasesAbsentPartitions: "exact-privacy",
+    DataDependentOrder: "hygiene",
+    ThresholdsEveryLabel: "hygiene",
+    PerCountGuarantee: "exact-privacy",
 }
 
 
@@ -195,4 +268,11 @@ def register_samplers(register: Any) -> None:
 def register_partition_selectors(register: Any) -> None:
     for cls in ZOO:
         if issubclass(cls, dpplug.PartitionSelector):
+            register(cls)
+
+
+@dpplug.hookimpl
+def register_histogram_releasers(register: Any) -> None:
+    for cls in ZOO:
+        if issubclass(cls, dpplug.HistogramReleaser):
             register(cls)
