@@ -50,7 +50,7 @@ from functools import partial
 from math import comb
 from typing import Any
 
-from gmpy2 import mpq
+from gmpy2 import mpq, mpz
 
 from dpplug.plugins.histograms.program import Bits, Categorical, Prefix, Program
 
@@ -146,6 +146,7 @@ def _power_bounds(num: int, den: int, exponent: int, precision: int) -> tuple[in
         return 1 << precision, 1 << precision
     if num == 0:
         return 0, 0
+    num, den = mpz(num), mpz(den)  # GMP: CPython's int division is quadratic at these sizes
     guard = exponent.bit_length() + 8
     work = precision + guard
     one = 1 << work
@@ -192,7 +193,7 @@ class _TieThresholds:
         chain = self._chains.get(work)
         if chain is None:
             zero = _power_bounds(self.below, self.at, self.remaining, work)
-            step = self.at - self.below  # the ratio p/(1−p) = step/below, rounded both ways
+            step = mpz(self.at - self.below)  # the ratio p/(1−p) = step/below, rounded both ways
             ratio = (step << work) // self.below, -((-step << work) // self.below)
             chain = self._chains[work] = _Chain(zero, ratio)
         while len(chain.sums) < j:

@@ -1,0 +1,486 @@
+"""Benchmark dpplug's histogram releasers: sparse and compact over |X| = 2^64, dense against OpenDP.
+
+Everything runs in one process. Inputs come from a numpy Generator seeded with ``--seed``; the
+seed only builds the inputs, and no mechanism uses it: every release draws from
+``dpplug.SystemSource()`` (the OS CSPRNG, the default). ε = 1 for replacing one row throughout.
+The plugin registry is loaded once before anything is timed. Times are ``time.perf_counter``,
+best of ``--repeats`` runs unless stated.
+
+1. **Release over |X| = 2^64** (universe ``range:0:18446744073709551615``) for
+   ``pure-sparse-histogram`` and ``compact-histogram`` with their default sampler ``fastsample``,
+   at n = 10^2, 10^3, 10^4, and 10^5 with ``--large`` (``--large-repeats`` runs; about 35 s for
+   compact, 13 min for pure-sparse on one core; ``--large-releasers`` picks which). The
+   data has n rows on n *distinct* labels (every nonempty bin has count 1), drawn uniformly
+   without replacement from [0, 2^64), passed as a list of rows. Construction (``dpplug.create``:
+   the sampler, δ and the order-statistics precision, or the Proth prime) is timed apart from
+   ``release``; inside the release, validating the rows (``true_counts``) and computing the
+   attached accuracy are timed on their own too. The growth exponent of the release time is the
+   least-squares slope of log t against log n over n = 10^2 … 10^4.
+
+2. **CompactHistogram evaluation** at each n of section 1, on a release of that section:
+   ``count(label)`` one label at a time (Horner's rule, then the empty-bin law M₀) on
+   ``--single-labels`` labels, and ``counts(labels)`` on ``--batch`` labels at once (multipoint
+   evaluation). Half the labels are data labels (as many as there are), the rest fresh uniform
+   labels. The first call, which builds the flint polynomial from the coefficients, is reported
+   apart.
+
+3. **BasicHistogram against OpenDP** on |X| = 10^6 bins (``range:0:999999``), n = ``--basic-n``
+   rows (10^6 by default) with labels uniform in the universe, given to dpplug as a mapping
+   label → count of the nonempty bins. dpplug ``basic-histogram`` with ``fixedpoint-geometric``
+   (its default) and ``fastsample`` (``--basic-fastsample-repeats`` runs; about 22 µs per bin)
+   against OpenDP's native ``dp.m.make_geometric`` on ``vector_domain(atom_domain(T=i64))`` /
+   ``l1_distance(T=i64)`` with scale 2/ε, called on the dense count vector as a Python list
+   (its privacy map at d_in = 2, one replaced row, is printed). dpplug is timed end to end
+   (``release``) and for its noise alone (the sampler on the dense numpy vector); the ndarray →
+   list conversion OpenDP needs is timed apart, not in its row.
+
+``--quick`` runs only n = 10^2 and 10^3 and a 10^4-bin dense universe (a smoke test).
+
+Run from the repository root (about 1.5 minutes without ``--large``)::
+
+    python benchmarks/histograms.py [--quick] [--large [--large-releasers NAME …]]
+        [--repeats R] [--large-repeats R] [--single-labels K] [--batch K] [--basic-n N]
+        [--basic-fastsample-repeats R] [--seed S]
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import partial
+from importlib.metadata import version
+from itertools import pairwise
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+import opendp.prelude as dp
+from rich.table import Table
+from timing import Timing, console, timed
+
+import dpplug
+
+Counts = npt.NDArray[np.int64]
+
+EPSILON = 1
+HUGE_UNIVERSE = f"range:0:{(1 << 64) - 1}"
+SIZES = (10**2, 10**3, 10**4)
+LARGE_SIZE = 10**5
+QUICK_SIZES = (10**2, 10**3)
+FIT_SIZES = (10**2, 10**3, 10**4)
+SPARSE = ("pure-sparse-histogram", "compact-histogram")
+DENSE_BINS = 10**6
+QUICK_DENSE_BINS = 10**4
+
+
+def releaser(name: str, **params: object) -> Any:
+    """``dpplug.create`` narrowed to a histogram releaser."""
+    mechanism = dpplug.create(name, **params)
+    if not isinstance(mechanism, dpplug.HistogramReleaser):
+        raise TypeError(f"{name} is a {mechanism.kind}, not a histogram releaser")
+    return mechanism
+
+
+def distinct_labels(rng: np.random.Generator, count: int, size: int) -> list[int]:
+    """*count* distinct labels uniform in [0, size), size ≤ 2^64, in random order."""
+    found: dict[int, None] = {}
+    while len(found) < count:
+        draw = rng.integers(0, size - 1, size=count - len(found), dtype=np.uint64, endpoint=True)
+        found.update(dict.fromkeys(draw.tolist()))
+    return list(found)
+
+
+def growth_exponent(sizes: Sequence[int], seconds: Sequence[float]) -> float:
+    """Least-squares slope of log(seconds) against log(size)."""
+    slope, _ = np.polyfit(np.log(sizes), np.log(seconds), 1)
+    return float(slope)
+
+
+@dataclass
+class SparseRun:
+    """Section 1's timings of one releaser at one n, and the release (for section 2)."""
+
+    name: str
+    n: int
+    build: Timing
+    release: Timing
+    validate: Timing
+    accuracy: Timing
+    note: tuple[str, str]
+    output: str
+
+    @property
+    def result(self) -> Any:
+        return self.release.result
+
+
+def describe_output(name: str, output: Any) -> str:
+    if name == "compact-histogram":
+        return f"{len(output.to_bytes()) / 1024:,.1f} KiB"
+    return f"{len(output):,} bins"
+
+
+def describe_releaser(name: str, mechanism: Any) -> str:
+    derived = mechanism.derived
+    if name == "compact-histogram":
+        return f"P: {derived['modulus_bits']} bits, q = {derived['q']}"
+    return f"δ: {derived['delta_bits']:,} bits, b = {derived['precision_bits']:,}"
+
+
+def sparse_run(name: str, n: int, rows: list[int], repeats: int) -> SparseRun:
+    system = dpplug.SystemSource()
+    build = timed(partial(releaser, name, universe=HUGE_UNIVERSE, n=n, epsilon=EPSILON), repeats)
+    mechanism = build.result
+    release = timed(partial(mechanism.release, rows, system), repeats)
+    validate = timed(partial(mechanism.true_counts, rows), repeats)
+    accuracy = timed(partial(mechanism.accuracy, mechanism.params["beta"]), repeats)
+    note = f"{mechanism.guarantee.epsilon:.4f}", describe_releaser(name, mechanism)
+    return SparseRun(
+        name, n, build, release, validate, accuracy, note, describe_output(name, release.result)
+    )
+
+
+def sparse_releases(
+    plan: dict[str, tuple[int, ...]], labels: list[int], repeats: int, large_repeats: int
+) -> dict[tuple[str, int], SparseRun]:
+    """Section 1, for the sizes *plan* gives each releaser."""
+    runs: dict[tuple[str, int], SparseRun] = {}
+    for n in sorted({n for sizes in plan.values() for n in sizes}):
+        for name in SPARSE:
+            if n not in plan[name]:
+                continue
+            start = time.perf_counter()
+            runs[name, n] = sparse_run(
+                name, n, labels[:n], large_repeats if n > max(SIZES) else repeats
+            )
+            elapsed = time.perf_counter() - start
+            console.print(f"[dim]{name}, n = {n:,}: done in {elapsed:.1f} s[/dim]")
+
+    table = Table(
+        title=(
+            f"1. Release over |X| = 2^64 ({HUGE_UNIVERSE}), n rows on n distinct uniform labels "
+            f"(count 1 each), ε = {EPSILON}, sampler fastsample, SystemSource, best of {repeats} "
+            f"(n > {max(SIZES):,}: {large_repeats})"
+        )
+    )
+    table.add_column("releaser", no_wrap=True)
+    table.add_column("n", justify="right")
+    table.add_column("build ms", justify="right")
+    table.add_column("1st s", justify="right")
+    table.add_column("best s", justify="right")
+    table.add_column("µs/row", justify="right")
+    table.add_column("validate ms", justify="right")
+    table.add_column("accur. ms", justify="right")
+    table.add_column("ε", justify="right")
+    table.add_column("parameters", no_wrap=True)
+    table.add_column("output", justify="right", no_wrap=True)
+    for name in SPARSE:
+        for n in plan[name]:
+            run = runs[name, n]
+            table.add_row(
+                name.removesuffix("-histogram"),
+                f"{n:,}",
+                f"{run.build.best * 1e3:,.2f}",
+                f"{run.release.first:,.4f}",
+                f"{run.release.best:,.4f}",
+                f"{run.release.best / n * 1e6:,.1f}",
+                f"{run.validate.best * 1e3:,.2f}",
+                f"{run.accuracy.best * 1e3:,.2f}",
+                *run.note,
+                run.output,
+            )
+        table.add_section()
+    console.print(table)
+    console.print(
+        "best s / 1st s = release time, best and first run; build = dpplug.create(…) "
+        "(registry already loaded); validate = true_counts(rows) and accur. = the (a, β) attached "
+        "to the output, both inside release and timed again on their own; ε = the achieved "
+        "guarantee; output = released bins (pure-sparse) or len(to_bytes()) (compact); δ = "
+        "pure-sparse's mixing δ (bits of its denominator), b = its order-statistics precision; "
+        "P = compact's Proth prime, q = ⌊P/d⌋."
+    )
+
+    for name in SPARSE:
+        fit = [n for n in FIT_SIZES if n in plan[name]]
+        seconds = [runs[name, n].release.best for n in fit]
+        line = (
+            f"{name}: release time ∝ n^{growth_exponent(fit, seconds):.2f} "
+            f"(least squares on log-log over n = {', '.join(f'{n:,}' for n in fit)})"
+        )
+        steps = []
+        for a, b in pairwise(plan[name]):
+            pair = (runs[name, a].release.best, runs[name, b].release.best)
+            steps.append(f"{a:,} → {b:,}: n^{growth_exponent((a, b), pair):.2f}")
+        console.print(f"{line}; step by step {', '.join(steps)}")
+    for n in plan[SPARSE[0]]:
+        if (SPARSE[1], n) in runs:
+            sparse, compact = (runs[name, n].release.best for name in SPARSE)
+            console.print(f"n = {n:,}: pure-sparse / compact release time = {sparse / compact:.2f}")
+    return runs
+
+
+@dataclass(frozen=True)
+class Evaluation:
+    n: int
+    first: float
+    single: Timing
+    batch: Timing
+    singles: int
+    batched: int
+
+
+def evaluation_labels(rng: np.random.Generator, data: list[int], count: int) -> list[int]:
+    """Half data labels (as many as there are), the rest fresh uniform labels."""
+    from_data = data[: min(count // 2, len(data))]
+    fresh = rng.integers(
+        0, (1 << 64) - 1, size=count - len(from_data), dtype=np.uint64, endpoint=True
+    )
+    return from_data + fresh.tolist()
+
+
+def compact_evaluation(
+    runs: dict[tuple[str, int], SparseRun],
+    sizes: Sequence[int],
+    labels: list[int],
+    rng: np.random.Generator,
+    single_labels: int,
+    batch: int,
+    repeats: int,
+    large_repeats: int,
+) -> None:
+    """Section 2."""
+    results = []
+    for n in sizes:
+        runs_here = large_repeats if n > max(SIZES) else repeats
+        histogram = runs["compact-histogram", n].result
+        single = evaluation_labels(rng, labels[:n], single_labels)
+        batched = evaluation_labels(rng, labels[:n], batch)
+        start = time.perf_counter()
+        histogram.count(single[0])  # builds the flint polynomial and the law's cache
+        first = time.perf_counter() - start
+        one = timed(lambda h=histogram, ls=single: [h.count(label) for label in ls], runs_here)
+        many = timed(partial(histogram.counts, batched), runs_here)
+        results.append(Evaluation(n, first, one, many, len(single), len(batched)))
+
+    table = Table(
+        title=(
+            f"2. CompactHistogram evaluation (fastsample, |X| = 2^64), best of {repeats} "
+            f"(n > {max(SIZES):,}: {large_repeats}): "
+            f"count() on {single_labels:,} labels one by one, counts() on {batch:,} at once"
+        )
+    )
+    table.add_column("n", justify="right")
+    table.add_column("first count() ms (builds polynomial)", justify="right")
+    table.add_column("count(): µs / label", justify="right")
+    table.add_column("counts(): µs / label", justify="right")
+    table.add_column("count() / counts()", justify="right")
+    for e in results:
+        per_single = e.single.best / e.singles
+        per_batch = e.batch.best / e.batched
+        table.add_row(
+            f"{e.n:,}",
+            f"{e.first * 1e3:,.2f}",
+            f"{per_single * 1e6:,.1f}",
+            f"{per_batch * 1e6:,.1f}",
+            f"{per_single / per_batch:.2f}",
+        )
+    console.print(table)
+    fit = [e for e in results if e.n in FIT_SIZES]
+    ns = [e.n for e in fit]
+    console.print(
+        f"Growth over n = {', '.join(f'{n:,}' for n in ns)}: count() per label ∝ "
+        f"n^{growth_exponent(ns, [e.single.best for e in fit]):.2f}, counts() per label ∝ "
+        f"n^{growth_exponent(ns, [e.batch.best for e in fit]):.2f}"
+    )
+
+
+def dense_comparison(
+    bins: int, rows: int, repeats: int, fastsample_repeats: int, seed: int
+) -> None:
+    """Section 3."""
+    rng = np.random.default_rng(seed)  # builds the input only
+    counts: Counts = np.bincount(rng.integers(0, bins, size=rows), minlength=bins)
+    data = {int(i): int(counts[i]) for i in np.flatnonzero(counts)}
+    universe = f"range:0:{bins - 1}"
+    system = dpplug.SystemSource()
+
+    table = Table(
+        title=(
+            f"3. Dense histogram of {rows:,} rows (uniform labels) over |X| = {bins:,} bins "
+            f"({len(data):,} nonempty, max count {int(counts.max())}), ε = {EPSILON} for one "
+            f"replaced row"
+        )
+    )
+    table.add_column("mechanism")
+    table.add_column("what")
+    table.add_column("runs", justify="right")
+    table.add_column("ns / bin", justify="right")
+    table.add_column("× OpenDP", justify="right")
+    table.add_column("mean |noise|", justify="right")
+
+    def noise(noisy: npt.ArrayLike) -> str:
+        return f"{float(np.mean(np.abs(np.asarray(noisy, dtype=np.int64) - counts))):.3f}"
+
+    measurement = dp.m.make_geometric(
+        dp.vector_domain(dp.atom_domain(T=dp.i64)), dp.l1_distance(T=dp.i64), scale=2 / EPSILON
+    )
+    as_list = timed(counts.tolist, repeats)
+    vector: list[int] = as_list.result
+    opendp = timed(lambda: measurement(vector), repeats)
+    od_epsilon = float(measurement.map(2))
+
+    rows_out: list[tuple[str, str, int, float, str]] = []
+    for sampler, runs in (("fixedpoint-geometric", repeats), ("fastsample", fastsample_repeats)):
+        build = timed(
+            partial(
+                releaser,
+                "basic-histogram",
+                universe=universe,
+                n=rows,
+                epsilon=EPSILON,
+                sampler=sampler,
+            ),
+            1,
+        )
+        mechanism = build.result
+        release = timed(partial(mechanism.release, data, system), runs)
+        epsilon = mechanism.guarantee.epsilon
+        rows_out.append(
+            (
+                f"dpplug basic-histogram, {sampler}",
+                f"release(mapping), ε = {epsilon:.4g}, construct {build.best * 1e3:.1f} ms",
+                runs,
+                release.best,
+                noise(release.result.counts),
+            )
+        )
+        if sampler == "fixedpoint-geometric":
+            validate = timed(partial(mechanism.true_counts, data), runs)
+            sample = timed(partial(mechanism.sampler.sample, counts, system), runs)
+            rows_out.append(
+                (
+                    "  of which: true_counts(mapping)",
+                    "validating the mapping label → count",
+                    runs,
+                    validate.best,
+                    "",
+                )
+            )
+            rows_out.append(
+                (
+                    "  noise alone: sampler.sample(vector)",
+                    f"{sampler}, ε/2 per count, dense numpy vector",
+                    runs,
+                    sample.best,
+                    noise(sample.result),
+                )
+            )
+    rows_out.append(
+        (
+            "OpenDP make_geometric",
+            f"scale {2 / EPSILON:g}, map(d_in = 2) = {od_epsilon:.6g}, call on a list",
+            repeats,
+            opendp.best,
+            noise(opendp.result),
+        )
+    )
+    for label, what, runs, seconds, mean_noise in rows_out:
+        table.add_row(
+            label,
+            what,
+            str(runs),
+            f"{seconds / bins * 1e9:,.1f}",
+            f"{seconds / opendp.best:,.2f}",
+            mean_noise,
+        )
+    console.print(table)
+    by_label = {row[0]: row[3] for row in rows_out}
+    release_fp = by_label["dpplug basic-histogram, fixedpoint-geometric"]
+    noise_fp = by_label["  noise alone: sampler.sample(vector)"]
+    console.print(
+        f"Not timed above: ndarray → list for OpenDP {as_list.best / bins * 1e9:.1f} ns / bin. "
+        f"Ratios: OpenDP / dpplug release (fixedpoint-geometric) = {opendp.best / release_fp:.2f}, "
+        f"OpenDP / dpplug noise alone = {opendp.best / noise_fp:.2f}, "
+        f"dpplug fastsample / fixedpoint-geometric release = "
+        f"{by_label['dpplug basic-histogram, fastsample'] / release_fp:.2f}"
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--repeats", type=int, default=3, help="runs per timing (best is kept)")
+    parser.add_argument(
+        "--large", action="store_true", help=f"add n = {LARGE_SIZE:,} to sections 1–2 (minutes)"
+    )
+    parser.add_argument(
+        "--large-repeats", type=int, default=1, help=f"runs per timing at n = {LARGE_SIZE:,}"
+    )
+    parser.add_argument(
+        "--large-releasers",
+        nargs="+",
+        choices=SPARSE,
+        default=SPARSE,
+        help=f"the releasers --large runs at n = {LARGE_SIZE:,} (pure-sparse takes about 15 min)",
+    )
+    parser.add_argument(
+        "--quick", action="store_true", help="smallest sizes only (smoke test, a few seconds)"
+    )
+    parser.add_argument("--single-labels", type=int, default=100, help="labels for count()")
+    parser.add_argument("--batch", type=int, default=1000, help="labels for counts()")
+    parser.add_argument(
+        "--basic-n", type=int, default=None, help="rows of section 3 (default: |X| bins)"
+    )
+    parser.add_argument(
+        "--basic-fastsample-repeats", type=int, default=1, help="runs of the fastsample release"
+    )
+    parser.add_argument("--seed", type=int, default=20240601, help="seed of the inputs only")
+    args = parser.parse_args()
+    positive = ("repeats", "large_repeats", "single_labels", "batch", "basic_fastsample_repeats")
+    if any(getattr(args, name) < 1 for name in positive) or (
+        args.basic_n is not None and args.basic_n < 1
+    ):
+        parser.error("counts and repeats must be positive")
+    if args.quick and args.large:
+        parser.error("--quick and --large exclude each other")
+
+    sizes = QUICK_SIZES if args.quick else SIZES
+    plan = {
+        name: (*sizes, LARGE_SIZE) if args.large and name in args.large_releasers else sizes
+        for name in SPARSE
+    }
+    bins = QUICK_DENSE_BINS if args.quick else DENSE_BINS
+
+    dp.enable_features("contrib")
+    start = time.perf_counter()
+    dpplug.registry()
+    loading = time.perf_counter() - start
+    console.print(
+        f"[bold]dpplug histogram benchmark[/bold]: dpplug {version('dpplug')}, OpenDP "
+        f"{version('opendp')}, python-flint {version('python-flint')}. One process; "
+        f"time.perf_counter; SystemSource; registry loaded once before timing "
+        f"({loading:.2f} s, not counted)."
+    )
+    input_rng = np.random.default_rng(args.seed)  # builds the inputs only
+    labels = distinct_labels(input_rng, max(max(p) for p in plan.values()), 1 << 64)
+    runs = sparse_releases(plan, labels, args.repeats, args.large_repeats)
+    console.print()
+    compact_evaluation(
+        runs,
+        plan["compact-histogram"],
+        labels,
+        input_rng,
+        args.single_labels,
+        args.batch,
+        args.repeats,
+        args.large_repeats,
+    )
+    console.print()
+    dense_comparison(
+        bins, args.basic_n or bins, args.repeats, args.basic_fastsample_repeats, args.seed + 1
+    )
+
+
+if __name__ == "__main__":
+    main()
