@@ -143,16 +143,20 @@ def histogram_release(name: str, **params: Any) -> PluginSpec:
     accountant; *params* are the releaser's others, including its public ``universe`` and ``n``
     (the most privacy units the data may hold).
     """
-    declared = {p.name for p in registry().get(name).cls.schema}
     trial: dict[str, Any] = {"epsilon": 1}
-    if "delta" in declared:
+    if _takes_delta(name):
         trial["delta"] = Fraction(1, 10**6)
     return _spec(name, Kind.HISTOGRAM_RELEASER, _RELEASER_BUDGET, trial, params)
 
 
+def _takes_delta(name: str) -> bool:
+    """Whether the releaser *name* takes δ (from the budget) as a parameter."""
+    return any(p.name == "delta" for p in registry().get(name).cls.schema)
+
+
 def _releaser(spec: PluginSpec, budget: Any) -> HistogramReleaser:
     given = {"epsilon": _exact(budget.eps)}
-    if "delta" in {p.name for p in registry().get(spec.name).cls.schema}:
+    if _takes_delta(spec.name):
         given["delta"] = _exact(budget.delta)
     releaser = spec.build(**given)
     assert isinstance(releaser, HistogramReleaser)
@@ -161,7 +165,7 @@ def _releaser(spec: PluginSpec, budget: Any) -> HistogramReleaser:
 
 def _release(spec: PluginSpec, budget: Any, grouped: tuple[Any, Any]) -> Any:
     """The central step: the releaser on the nonempty bins, gathered under one key."""
-    counts = {label: count for item in grouped[1] if item is not None for label, count in [item]}
+    counts = dict(item for item in grouped[1] if item is not None)
     return _releaser(spec, budget).release(counts)
 
 

@@ -26,6 +26,7 @@ import numpy as np
 import numpy.typing as npt
 
 from dpplug.errors import BadData
+from dpplug.exact import smallest_at_least
 from dpplug.guarantee import Accuracy, Guarantee
 from dpplug.params import param_text, params_from_text
 from dpplug.universe import Universe, parse_universe
@@ -136,14 +137,7 @@ class EmptyBinLaw:
 
     def value(self, u0: int) -> int:
         """M₀(u₀) for u₀ ∈ [1, P]: binary search over v ∈ [0, n]."""
-        lo, hi = 0, self.n
-        while lo < hi:
-            mid = (lo + hi) // 2
-            if self.threshold(mid) >= u0:
-                hi = mid
-            else:
-                lo = mid + 1
-        return lo
+        return smallest_at_least(self.threshold, 0, self.n, u0)
 
 
 @dataclass(frozen=True)

@@ -48,7 +48,7 @@ class BasicHistogram(HistogramReleaser):
                 f"pure-sparse-histogram or compact-histogram"
             )
         gamma = self.params["beta"] / (2 * self.universe.size)  # Fig. 1 (FastSample)
-        self.sampler = build_sampler(self.name, self.params, plugins, gamma=gamma)
+        self.sampler = build_sampler(self.name, self.params, self.plugins, gamma=gamma)
         self.derived = {"sampler": repr(self.sampler)}
 
     @property

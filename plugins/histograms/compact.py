@@ -79,7 +79,7 @@ class CompactHistogram(HistogramReleaser):
             )
         beta = self.params["beta"]
         self.sampler = build_sampler(
-            self.name, self.params, plugins, epsilon_share=mpq(9, 20), gamma=beta / (2 * size)
+            self.name, self.params, self.plugins, epsilon_share=mpq(9, 20), gamma=beta / (2 * size)
         )
         d = require_bounded(self.name, self.sampler, n)
         epsilon = self.params["epsilon"]

@@ -52,6 +52,7 @@ from typing import Any
 
 from gmpy2 import mpq, mpz
 
+from dpplug.exact import ceil_div, ceil_log2
 from dpplug.plugins.histograms.program import Bits, Categorical, Prefix, Program
 
 Cdf = Callable[[int], int]
@@ -84,17 +85,7 @@ def total_variation_bound(top: int, k: int, bits: int) -> Any:
 
 def bits_for(top: int, k: int, delta: Any) -> int:
     """The smallest b with :func:`total_variation_bound` ≤ *delta*."""
-    bits = 1
-    while total_variation_bound(top, k, bits) > delta:
-        bits *= 2
-    lo, hi = bits // 2, bits
-    while lo + 1 < hi:
-        mid = (lo + hi) // 2
-        if total_variation_bound(top, k, mid) > delta:
-            lo = mid
-        else:
-            hi = mid
-    return hi
+    return max(1, ceil_log2(mpq(2 * k * (top + 1 + k)) / delta))
 
 
 def approximate_order_statistics(
@@ -151,15 +142,15 @@ def _power_bounds(num: int, den: int, exponent: int, precision: int) -> tuple[in
     work = precision + guard
     one = 1 << work
     x_lo = (num << work) // den
-    x_hi = -((-num << work) // den)
+    x_hi = ceil_div(num << work, den)
     lo = hi = one
     for bit in bin(exponent)[2:]:
         lo = (lo * lo) >> work
-        hi = min(one, -((-hi * hi) >> work))
+        hi = min(one, ceil_div(hi * hi, one))
         if bit == "1":
             lo = (lo * x_lo) >> work
-            hi = min(one, -((-hi * x_hi) >> work))
-    return lo >> guard, -((-hi) >> guard)
+            hi = min(one, ceil_div(hi * x_hi, one))
+    return lo >> guard, ceil_div(hi, 1 << guard)
 
 
 def _largest(cdf: Cdf, v_hi: int, remaining: int, u: Prefix) -> int:
@@ -194,13 +185,13 @@ class _TieThresholds:
         if chain is None:
             zero = _power_bounds(self.below, self.at, self.remaining, work)
             step = mpz(self.at - self.below)  # the ratio p/(1−p) = step/below, rounded both ways
-            ratio = (step << work) // self.below, -((-step << work) // self.below)
+            ratio = (step << work) // self.below, ceil_div(step << work, self.below)
             chain = self._chains[work] = _Chain(zero, ratio)
         while len(chain.sums) < j:
             i = len(chain.sums)  # from Pr[N = i] to Pr[N = i + 1]
             factor = self.remaining - i
             term_lo = (chain.term[0] * chain.ratio[0] * factor // (i + 1)) >> work
-            term_hi = -((-chain.term[1] * chain.ratio[1] * factor // (i + 1)) >> work)
+            term_hi = ceil_div(ceil_div(chain.term[1] * chain.ratio[1] * factor, i + 1), 1 << work)
             chain.term = term_lo, term_hi
             sum_lo, sum_hi = chain.sums[-1] if chain.sums else (0, 0)
             chain.sums.append((sum_lo + term_lo, sum_hi + term_hi))
@@ -208,9 +199,9 @@ class _TieThresholds:
         zero_lo, zero_hi = chain.zero
         one = 1 << work
         lo = (sum_lo << work) // (one - zero_lo)
-        hi = one if zero_hi >= one else min(one, -((-sum_hi << work) // (one - zero_hi)))
+        hi = one if zero_hi >= one else min(one, ceil_div(sum_hi << work, one - zero_hi))
         shift = work - precision
-        return lo >> shift, -((-hi) >> shift)
+        return lo >> shift, ceil_div(hi, 1 << shift)
 
 
 class _Chain:

@@ -88,7 +88,7 @@ class PureSparseHistogram(HistogramReleaser):
                 f"{size} and n = {n}; declare a larger universe or use basic-histogram"
             )
         beta = self.params["beta"]
-        self.sampler = build_sampler(self.name, self.params, plugins, gamma=beta / (4 * size))
+        self.sampler = build_sampler(self.name, self.params, self.plugins, gamma=beta / (4 * size))
         require_bounded(self.name, self.sampler, n)
         self.beta2 = unit_fraction(beta / 6)
         exp_epsilon = self.sampler.guarantee.exp_epsilon ** 2

@@ -63,7 +63,7 @@ class StabilityHistogram(HistogramReleaser):
         self.universe = self.params["universe"]
         self.n = self.params["n"]
         gamma = self.params["delta"] / 2
-        self.sampler = build_sampler(self.name, self.params, plugins, gamma=gamma)
+        self.sampler = build_sampler(self.name, self.params, self.plugins, gamma=gamma)
         d = require_bounded(self.name, self.sampler, self.n)
         floor = d - d * self.params["delta"]  # F(1, t) ≥ d(1 − δ)
         self.threshold = smallest_at_least(
