@@ -1,35 +1,38 @@
 """dpplug plugins inside PipelineDP 0.3.1 pipelines, on its local backend, Beam and Spark.
 
 PipelineDP has no public injection point, so :class:`DPEngine` subclasses ``pipeline_dp.DPEngine``
-and overrides three private methods (hence the pin ``pipeline-dp==0.3.1``):
+and overrides three private methods (hence the pin ``pipeline-dp==0.3.1``). Where a mechanism
+enters a pipeline is its kind's :class:`~dpplug.kind.PipelineRole`, never the kind itself:
 
-- ``_select_private_partitions_internal``: when ``SelectPartitionsParams`` or ``AggregateParams``
-  carry a :func:`partition_selection` spec in their ``partition_selection_strategy`` field,
-  partitions are kept by that registered selector, with PipelineDP's ``pre_threshold`` and
-  ``max_partitions_contributed``. Its budget is requested as ``MechanismType.GENERIC`` (ε, δ):
-  PipelineDP's own ``TRUNCATED_GEOMETRIC`` path is broken under the PLD accountant (it is left
-  out of the composition or crashes). Each partition is decided by the selector's
-  ``decider`` (grid selectors: one 63-bit draw against their exact keep table).
-- ``_create_compound_combiner``: with ``count_noise=sampler(name, **params)`` given to the
-  engine, COUNT and PRIVACY_ID_COUNT get the registered sampler's exact integer noise. Their
-  budget is requested as GENERIC; a count whose contributions are bounded by ℓ₁ (ℓ₀·ℓ∞, or
-  ``max_contributions``) uses the sampler at ε/ℓ₁ per count (group privacy and composition of
-  pure DP). Bounded samplers (counts in [0, n]) get the true count clamped to [0, n] first,
-  which keeps sensitivity 1. Output stays PipelineDP's ``MetricsTuple``, with
+- **Partition selection** (``_select_private_partitions_internal``): when
+  ``SelectPartitionsParams`` or ``AggregateParams`` carry a :func:`partition_selection` spec in
+  their ``partition_selection_strategy`` field, partitions are kept by that registered selector,
+  with PipelineDP's ``pre_threshold`` and ``max_partitions_contributed``. Its budget is requested
+  as ``MechanismType.GENERIC`` (ε, δ): PipelineDP's own ``TRUNCATED_GEOMETRIC`` path is broken
+  under the PLD accountant (it is left out of the composition or crashes). Each partition is
+  decided by the selector's ``decider`` (grid selectors: one 63-bit draw against their exact keep
+  table).
+- **Count noise** (``_create_compound_combiner``, ``_add_dp_noise``): with
+  ``count_noise=sampler(name, **params)`` given to the engine, COUNT and PRIVACY_ID_COUNT get the
+  registered sampler's exact integer noise, and so does ``add_dp_noise`` on pre-aggregated
+  integer values. Their budget is requested as GENERIC; a count whose contributions are bounded
+  by ℓ₁ (ℓ₀·ℓ∞, or ``max_contributions``) uses the sampler at ε/ℓ₁ per count (group privacy and
+  composition of pure DP). Bounded samplers (counts in [0, n]) get the true count clamped to
+  [0, n] first, which keeps sensitivity 1. Output stays PipelineDP's ``MetricsTuple``, with
   ``count_noise_stddev`` computed from the sampler's exact law.
-- ``_add_dp_noise``: ``add_dp_noise`` on pre-aggregated integer values with the same sampler.
+- **Central release** (:meth:`DPEngine.release` with a :func:`central_release` spec; histogram
+  releasers and every other kind released from label counts): the engine keeps one row per
+  privacy unit and counts rows per label, then folds the nonempty bins with the kind's
+  :class:`~dpplug.kind.CentralPlan` (a map-reduce over true counts, distributed) and runs the
+  plan's private ``finish`` once, centrally. Its budget is GENERIC (ε, and δ for mechanisms with a
+  ``delta`` parameter).
 
-Histogram releasers run as a pipeline operation, :meth:`DPEngine.release_histogram` with a
-:func:`histogram_release` spec, on any backend: the engine keeps one row per privacy unit and
-counts rows per label; only the nonempty bins are gathered under one key, where the releaser's
-central step (noise, order statistics, interpolation) runs once. Its budget is GENERIC (ε, δ).
-
-Specs are small picklable values (a plugin name and its exact parameters); the mechanisms are
-built lazily where they run, once per process, from the budget PipelineDP computed, so nothing
-unpicklable crosses to Beam or Spark workers and nothing is monkeypatched. Workers must be able
-to import dpplug and the plugin's package (install them there). Bad specs raise dpplug errors
-when they are made, before any pipeline runs. The explain report names the plugin and its
-parameters.
+Specs are small picklable values (a plugin name, its exact parameters and the registry it comes
+from); the mechanisms are built lazily where they run, once per process, from the budget
+PipelineDP computed, so nothing unpicklable crosses to Beam or Spark workers and nothing is
+monkeypatched. Workers must be able to import dpplug and the plugin's package (install them
+there). Bad specs raise dpplug errors when they are made, before any pipeline runs. The explain
+report names the plugin and its parameters.
 """
 
 from __future__ import annotations
@@ -40,7 +43,7 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import pipeline_dp
@@ -49,33 +52,38 @@ from pipeline_dp import combiners, dp_computations
 from pipeline_dp.aggregate_params import MechanismType, Metrics
 
 from dpplug.errors import BadParameter, NotSupported
-from dpplug.kinds import (
-    CountingQuerySampler,
-    HistogramReleaser,
-    Kind,
-    Mechanism,
-    PartitionSelector,
-)
+from dpplug.kind import CentralPlan, Kind, PipelineRole, check_role
+from dpplug.kinds import CountingQuerySampler, PartitionSelector
+from dpplug.mechanism import Mechanism
+from dpplug.plugin_registry import Entry, Registry, registry
 from dpplug.randomness import SystemSource
-from dpplug.registry import registry
 
 #: Parameters PipelineDP's budget accountant and aggregation parameters supply.
 _SELECTOR_BUDGET = ("epsilon", "delta", "max_partitions_contributed", "pre_threshold")
 _SAMPLER_BUDGET = ("epsilon",)
-_RELEASER_BUDGET = ("epsilon", "delta")
+_CENTRAL_BUDGET = ("epsilon", "delta")
 
 
 @dataclass(frozen=True)
 class PluginSpec:
-    """A registered plugin and the parameters the user fixed; the budget comes later."""
+    """A registered plugin, the parameters the user fixed, and the registry it comes from
+    (``None``: the default registry of the process that builds it); the budget comes later."""
 
     name: str
     kind: Kind
     params: tuple[tuple[str, Any], ...]
+    registry: Registry | None = None
 
     def build(self, **budget: Any) -> Mechanism:
         """The mechanism with *budget* added, built once per process."""
         return _build(self, tuple(sorted(budget.items())))
+
+    def takes(self, parameter: str) -> bool:
+        """Whether the plugin declares *parameter* (e.g. ``delta``, from the budget)."""
+        return any(p.name == parameter for p in self.entry().cls.schema)
+
+    def entry(self) -> Entry:
+        return _registry(self.registry).get(self.name)
 
     def describe(self) -> str:
         given = ", ".join(f"{k}={v}" for k, v in self.params)
@@ -87,47 +95,74 @@ class PluginSpec:
         return False
 
 
+def _registry(given: Registry | None) -> Registry:
+    return registry() if given is None else given
+
+
 @functools.cache
 def _build(spec: PluginSpec, budget: tuple[tuple[str, Any], ...]) -> Mechanism:
-    return registry().create(spec.name, **dict(spec.params), **dict(budget))
+    return spec.entry().create(**dict(spec.params), **dict(budget))
 
 
 def _spec(
-    name: str, kind: Kind, reserved: tuple[str, ...], trial: dict[str, Any], params: dict[str, Any]
+    name: str,
+    role: PipelineRole,
+    reserved: tuple[str, ...],
+    trial: dict[str, Any],
+    params: dict[str, Any],
+    plugins: Registry | None,
+    what: str,
 ) -> PluginSpec:
-    entry = registry().get(name)
-    if entry.kind is not kind:
-        raise BadParameter(
-            f"{name} is a {entry.kind.value}, not a {kind.value}; "
-            f"`dpplug list` shows the {kind.value}s"
-        )
+    entry = _registry(plugins).get(name)
+    check_role(entry.kind, role, what)
     fixed = sorted(set(params) & set(reserved))
     if fixed:
         raise BadParameter(
             f"{', '.join(fixed)} come(s) from PipelineDP's budget accountant and "
             f"parameters; leave them out of the {name} spec"
         )
-    spec = PluginSpec(name, kind, tuple(sorted(params.items())))
-    entry.create(**params, **trial)  # validates the parameters now, before any pipeline runs
+    spec = PluginSpec(name, entry.kind, tuple(sorted(params.items())), plugins)
+    declared = {p.name for p in entry.cls.schema}
+    # Validates the parameters now, before any pipeline runs.
+    entry.create(**params, **{k: v for k, v in trial.items() if k in declared})
     return spec
 
 
-def partition_selection(name: str, **params: Any) -> PluginSpec:
+def partition_selection(
+    name: str, *, registry: Registry | None = None, **params: Any
+) -> PluginSpec:
     """A registered partition selector for ``partition_selection_strategy``.
 
     ε, δ, ``max_partitions_contributed`` and ``pre_threshold`` come from PipelineDP; *params* are
-    the selector's others (e.g. ``replace_one``).
+    the selector's others (e.g. ``replace_one``). The plugin comes from *registry* (the default
+    registry when ``None``), on every worker too.
     """
     trial = {"epsilon": 1, "delta": Fraction(1, 10**6)}
-    return _spec(name, Kind.PARTITION_SELECTOR, _SELECTOR_BUDGET, trial, params)
+    return _spec(
+        name,
+        PipelineRole.PARTITION_SELECTION,
+        _SELECTOR_BUDGET,
+        trial,
+        params,
+        registry,
+        "partition_selection",
+    )
 
 
-def sampler(name: str, **params: Any) -> PluginSpec:
+def sampler(name: str, *, registry: Registry | None = None, **params: Any) -> PluginSpec:
     """A registered pure counting-query sampler for COUNT / PRIVACY_ID_COUNT / add_dp_noise noise.
 
     ε comes from PipelineDP's budget accountant; *params* are the sampler's others (e.g. ``n``).
     """
-    spec = _spec(name, Kind.SAMPLER, _SAMPLER_BUDGET, {"epsilon": 1}, params)
+    spec = _spec(
+        name,
+        PipelineRole.COUNT_NOISE,
+        _SAMPLER_BUDGET,
+        {"epsilon": 1},
+        params,
+        registry,
+        "sampler (count noise)",
+    )
     if not spec.build(epsilon=1).guarantee.pure:
         raise BadParameter(
             f"{name} is (ε, δ)-DP; count noise needs a pure sampler "
@@ -136,37 +171,48 @@ def sampler(name: str, **params: Any) -> PluginSpec:
     return spec
 
 
-def histogram_release(name: str, **params: Any) -> PluginSpec:
-    """A registered histogram releaser for :meth:`DPEngine.release_histogram`.
+def central_release(name: str, *, registry: Registry | None = None, **params: Any) -> PluginSpec:
+    """A registered mechanism released centrally from label counts, for :meth:`DPEngine.release`
+    (histogram releasers, and every kind that enters pipelines as a central release).
 
-    ε (and δ, for releasers with a ``delta`` parameter) come from PipelineDP's budget
-    accountant; *params* are the releaser's others, including its public ``universe`` and ``n``
-    (the most privacy units the data may hold).
+    ε (and δ, for mechanisms with a ``delta`` parameter) come from PipelineDP's budget
+    accountant; *params* are the mechanism's others, e.g. a releaser's public ``universe`` and
+    ``n`` (the most privacy units the data may hold).
     """
-    trial: dict[str, Any] = {"epsilon": 1}
-    if _takes_delta(name):
-        trial["delta"] = Fraction(1, 10**6)
-    return _spec(name, Kind.HISTOGRAM_RELEASER, _RELEASER_BUDGET, trial, params)
+    trial = {"epsilon": 1, "delta": Fraction(1, 10**6)}
+    return _spec(
+        name,
+        PipelineRole.CENTRAL_RELEASE,
+        _CENTRAL_BUDGET,
+        trial,
+        params,
+        registry,
+        "central_release",
+    )
 
 
-def _takes_delta(name: str) -> bool:
-    """Whether the releaser *name* takes δ (from the budget) as a parameter."""
-    return any(p.name == "delta" for p in registry().get(name).cls.schema)
+def _per_bin(plan: CentralPlan, public: Any, label_count: tuple[Any, int]) -> tuple[int, Any]:
+    return 0, plan.per_bin(public, *label_count)
 
 
-def _releaser(spec: PluginSpec, budget: Any) -> HistogramReleaser:
+def _fold(plan: CentralPlan, a: Any, b: Any) -> Any:
+    """The plan's combine, with ``None`` (the marker of :func:`_marker`) as its identity."""
+    if a is None:
+        return b
+    if b is None:
+        return a
+    return plan.combine(a, b)
+
+
+def _finish(
+    spec: PluginSpec, budget: Any, plan: CentralPlan, public: Any, folded: tuple[int, Any]
+) -> Any:
+    """The private step, once, with the mechanism built from the budget PipelineDP computed."""
     given = {"epsilon": _exact(budget.eps)}
-    if _takes_delta(spec.name):
+    if spec.takes("delta"):
         given["delta"] = _exact(budget.delta)
-    releaser = spec.build(**given)
-    assert isinstance(releaser, HistogramReleaser)
-    return releaser
-
-
-def _release(spec: PluginSpec, budget: Any, grouped: tuple[Any, Any]) -> Any:
-    """The central step: the releaser on the nonempty bins, gathered under one key."""
-    counts = dict(item for item in grouped[1] if item is not None)
-    return _releaser(spec, budget).release(counts)
+    mechanism = spec.build(**given)
+    return plan.finish(mechanism, public, plan.empty if folded[1] is None else folded[1])
 
 
 def _exact(value: float) -> Fraction:
@@ -182,8 +228,7 @@ def _selector(
         max_partitions_contributed=max_partitions,
         pre_threshold=pre_threshold or 1,
     )
-    assert isinstance(selector, PartitionSelector)
-    return selector
+    return cast(PartitionSelector, selector)
 
 
 class _Keep:
@@ -227,9 +272,7 @@ class PluginNoise(dp_computations.AdditiveMechanism):
     def __init__(self, spec: PluginSpec, epsilon: float, l1_sensitivity: float) -> None:
         self._spec, self._l1 = spec, l1_sensitivity
         self._epsilon = _exact(epsilon) / Fraction(l1_sensitivity)
-        built = spec.build(epsilon=self._epsilon)
-        assert isinstance(built, CountingQuerySampler)
-        self._sampler = built
+        self._sampler = cast(CountingQuerySampler, spec.build(epsilon=self._epsilon))
 
     def add_noise(self, value: Any) -> Any:
         values = np.asarray(value)
@@ -269,8 +312,7 @@ class PluginNoise(dp_computations.AdditiveMechanism):
 def _std(spec: PluginSpec, epsilon: Fraction) -> float:
     """The exact standard deviation of the sampler's output around a central count, computed
     once per process; geometric tails beyond a ``Pmf`` window are summed in closed form."""
-    sampler = spec.build(epsilon=epsilon)
-    assert isinstance(sampler, CountingQuerySampler)
+    sampler = cast(CountingQuerySampler, spec.build(epsilon=epsilon))
     centre = 0 if sampler.n is None else sampler.n // 2
     law = sampler.pmf(centre)
     mass, first, second = mpq(0), mpq(0), mpq(0)
@@ -319,7 +361,10 @@ class DPEngine(pipeline_dp.DPEngine):
         self, budget_accountant: Any, backend: Any, count_noise: PluginSpec | None = None
     ) -> None:
         super().__init__(budget_accountant, backend)
-        if count_noise is not None and count_noise.kind is not Kind.SAMPLER:
+        if count_noise is not None and (
+            not isinstance(count_noise, PluginSpec)
+            or count_noise.kind.pipeline_role is not PipelineRole.COUNT_NOISE
+        ):
             raise BadParameter("count_noise must be dpplug.adapters.pipelinedp.sampler(...)")
         self._count_noise = count_noise
 
@@ -335,21 +380,24 @@ class DPEngine(pipeline_dp.DPEngine):
             raise NotSupported("dpplug count noise does not support post_aggregation_thresholding")
         return super().aggregate(col, params, data_extractors, *args, **kwargs)
 
-    def release_histogram(self, col: Any, releaser: PluginSpec, data_extractors: Any) -> Any:
-        """A one-element collection holding the histogram *releaser* releases from *col*.
+    def release(self, col: Any, spec: PluginSpec, data_extractors: Any) -> Any:
+        """A one-element collection holding what the mechanism of *spec* releases from *col*.
 
         Each privacy unit keeps one of its rows (sampled per unit, so one unit added or removed
-        is one row added or removed, which the releaser's replace-one guarantee covers); the
-        engine counts rows per label (``partition_extractor``), then the nonempty bins are
-        gathered under one key and released there, with a budget requested as GENERIC.
+        is one row added or removed, which the mechanism's guarantee covers); the engine counts
+        rows per label (``partition_extractor``) and folds the nonempty bins with the kind's
+        central plan, and the plan's private step runs once, centrally, with a budget requested
+        as GENERIC. The budget is only read in that last step, after PipelineDP has computed it
+        (Spark pickles the aggregation's functions as soon as the pipeline is built).
         """
-        if not isinstance(releaser, PluginSpec) or releaser.kind is not Kind.HISTOGRAM_RELEASER:
+        if not isinstance(spec, PluginSpec):
             raise BadParameter(
-                "releaser must be dpplug.adapters.pipelinedp.histogram_release(name, ...), got "
-                f"{releaser!r}"
+                "release needs dpplug.adapters.pipelinedp.central_release(name, ...), got "
+                f"{spec!r}"
             )
+        check_role(spec.kind, PipelineRole.CENTRAL_RELEASE, "DPEngine.release")
         budget = self._budget_accountant.request_budget(
-            MechanismType.GENERIC, name=f"Histogram ({releaser.name})"
+            MechanismType.GENERIC, name=f"Central release ({spec.name})"
         )
         backend = self._backend
         rows = backend.map(
@@ -358,11 +406,14 @@ class DPEngine(pipeline_dp.DPEngine):
         one = backend.sample_fixed_per_key(rows, 1, "Keep one row per privacy unit")
         labels = backend.map(one, _first_label, "Label of each unit")
         counts = backend.count_per_element(labels, "Count rows per label")
-        keyed = backend.map(counts, _under_one_key, "Gather the nonempty bins")
+        plan = spec.kind.central_plan()
+        public = plan.public(dict(spec.params), _source())
+        bins = backend.map(counts, functools.partial(_per_bin, plan, public), "Map the bins")
         marker = _marker(backend, col)
-        grouped = backend.group_by_key(backend.flatten((keyed, marker), "With marker"), "Gather")
-        release = functools.partial(_release, releaser, budget)
-        return backend.map(grouped, release, f"Release ({releaser.name})")
+        keyed = backend.flatten((bins, marker), "With marker")
+        folded = backend.reduce_per_key(keyed, functools.partial(_fold, plan), "Fold the bins")
+        finish = functools.partial(_finish, spec, budget, plan, public)
+        return backend.map(folded, finish, f"Release ({spec.name})")
 
     def _select_private_partitions_internal(
         self,
@@ -447,10 +498,6 @@ def _first_label(unit_rows: tuple[Any, list[Any]]) -> Any:
     return unit_rows[1][0]
 
 
-def _under_one_key(pair: Any) -> tuple[int, Any]:
-    return 0, tuple(pair)
-
-
 def _selection_report(
     spec: PluginSpec, budget: Any, max_partitions: int, pre_threshold: int | None
 ) -> str:
@@ -470,11 +517,7 @@ def _add_noise(noise: PluginSpec, budget: Any, l1: float, with_std: bool, value:
 
 def _check_strategy(strategy: Any) -> None:
     if isinstance(strategy, PluginSpec):
-        if strategy.kind is not Kind.PARTITION_SELECTOR:
-            raise BadParameter(
-                f"{strategy.name} is a {strategy.kind.value}, not a partition "
-                "selector; use dpplug.adapters.pipelinedp.partition_selection(...)"
-            )
+        check_role(strategy.kind, PipelineRole.PARTITION_SELECTION, "partition_selection_strategy")
         return
     if not isinstance(strategy, pipeline_dp.PartitionSelectionStrategy):
         raise BadParameter(

@@ -23,7 +23,7 @@ mechanism uses it. ε = 1 and δ = 1e-5 for one partition per unit (ℓ₀ = 1) 
    - OpenDP 0.16's ``make_laplace_threshold`` on ``map_domain(atom_domain(T=str),
      atom_domain(T="i64"))`` with ``l01inf_distance(absolute_distance(T="i64"))``, scale 1/ε and
      the smallest integer threshold whose own privacy map gives δ ≤ 1e-5 at d_in = (1, 1, 1),
-     starting from τ = 1 + ln(1/(2δ))/ε (MECHANISMS.md B5); called on a dict
+     starting from τ = 1 + ln(1/(2δ))/ε (docs/mechanisms.md#laplace-thresholding); called on a dict
      {partition key (str) → count}. Building the dict is timed separately, not in its row.
 
    Ratios are python-dp loop / dpplug (optimal against optimal, Laplace against Laplace) and

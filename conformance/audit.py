@@ -20,11 +20,11 @@ import numpy as np
 import numpy.typing as npt
 from scipy.stats import beta as beta_distribution
 
-from dpplug.conformance.cases import probes
+from dpplug.conformance.probes import probes
 from dpplug.conformance.results import ContractResult, Outcome
 from dpplug.conformance.settings import Settings
+from dpplug.plugin_registry import Entry
 from dpplug.randomness import SeededSource
-from dpplug.registry import Entry
 
 NAME = "audit"
 #: An event must be seen at least this often in the selection batch to be worth testing.

@@ -1,42 +1,33 @@
 """Contract 2, bad input: every invalid parameter and every invalid piece of data raises a dpplug
 error, and nothing is drawn from the random source first (a bad call releases nothing).
 
-Two parts: the boundary values of every declared parameter (≤ 0, NaN, ±inf, wrong type, out of
-range, huge; malformed names, universes and option lists) and of the data (negative or
-out-of-range counts, non-integers, wrong types; for histogram releasers also labels outside the
-universe, more than n rows, and a string where rows are expected), then a property-based search
-(hypothesis, derandomised from the run's seed) over arbitrary values: count arrays, or rows and
-label → count mappings for releasers.
+Three parts: the boundary values of every declared parameter (≤ 0, NaN, ±inf, wrong type, out of
+range, huge; malformed names, universes and option lists); the bad data each kind's probe lists
+(negative or out-of-range counts, non-integers, wrong types; for histogram releasers also labels
+outside the universe, more than n rows, and a string where rows are expected); then a
+property-based search (hypothesis, derandomised from the run's seed) over arbitrary parameter
+values and the data the probe's :meth:`~dpplug.conformance.probes.base.Probe.data_space`
+generates.
 """
 
 from __future__ import annotations
 
 import math
-import numbers
 from collections.abc import Callable
-from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
 import hypothesis
-import numpy as np
 from hypothesis import strategies as st
 
-from dpplug.conformance.cases import instances
+from dpplug.conformance.probes import probes
+from dpplug.conformance.probes.base import Probe
 from dpplug.conformance.results import ContractResult, Outcome
 from dpplug.conformance.settings import Settings
-from dpplug.errors import DpplugError, NotSupported
-from dpplug.kinds import (
-    UNBOUNDED_COUNT,
-    CountingQuerySampler,
-    HistogramReleaser,
-    Mechanism,
-    PartitionSelector,
-)
+from dpplug.errors import DpplugError
 from dpplug.params import Param
+from dpplug.plugin_registry import Entry
 from dpplug.randomness import SeededSource
-from dpplug.registry import Entry
-from dpplug.universe import Universe
 
 NAME = "bad-input"
 _WRONG_TYPES: tuple[object, ...] = ("1", True, [1], {"a": 1}, object())
@@ -85,29 +76,6 @@ def _invalid_numbers(param: Param) -> list[object]:
     return values
 
 
-def _count_entry(mechanism: Mechanism) -> tuple[Callable[[object, SeededSource], object], int, int]:
-    """The count-taking call of a sampler or selector and the range its counts must lie in."""
-    if isinstance(mechanism, CountingQuerySampler):
-        return mechanism.sample, *mechanism.count_bounds
-    if isinstance(mechanism, PartitionSelector):
-        return mechanism.select, 0, UNBOUNDED_COUNT
-    raise NotSupported(f"no bad-data checks for a {mechanism.kind} yet")
-
-
-def _bad_counts(low: int, high: int) -> list[object]:
-    return [
-        [low - 1],
-        [high + 1],
-        [0.5],
-        np.array([1.0]),
-        [True],
-        np.array(["1"]),
-        np.array([1, 2], dtype=object),
-        [2**70],
-        "12",
-    ]
-
-
 class _Violation(Exception):
     """A bad input that was accepted, or rejected the wrong way."""
 
@@ -127,123 +95,11 @@ def _expect_rejection(what: str, call: Callable[[], object], source: SeededSourc
     raise _Violation(f"{what}: was accepted")
 
 
-def _outside(universe: Universe) -> list[object]:
-    """Labels that are not in *universe* (of the right type and of wrong ones)."""
-    candidates: list[object] = [-1, universe.size, 10**30, "\udc80", "z" * 1000, b"\xff" * 1000]
-    candidates += [0.5, None, True, (0,), frozenset()]
-    return [label for label in candidates if label not in universe]
-
-
-def _bad_release_data(releaser: HistogramReleaser) -> list[object]:
-    """Data every releaser must refuse: labels outside the universe, more than n rows, counts
-    that are negative, above n or not integers, strings where rows belong, and wrong types."""
-    n, x, y = releaser.n, releaser.universe.label(0), releaser.universe.label(1)
-    bad: list[object] = [[label] for label in _outside(releaser.universe)]
-    bad += [{label: 1} for label in _outside(releaser.universe)]
-    bad += [[x] * (n + 1), {x: n, y: 1}, {x: n + 1}, {x: -1}, {x: 0.5}, {x: 1.0}, {x: True}]
-    bad += [{x: "1"}, {x: None}, {x: np.float64(1)}, {x: 2**70}, [[x]], [{x: 1}]]
-    return [*bad, "ab", b"ab", str(x), 5, 1.5, None, object()]
-
-
-def _data_checks(mechanism: Mechanism, source: SeededSource) -> None:
-    if isinstance(mechanism, HistogramReleaser):
-        for data in _bad_release_data(mechanism):
-            _expect_rejection(
-                f"release({data!r})", partial(mechanism.release, data, source), source
-            )
-        return
-    run, low, high = _count_entry(mechanism)
-    for counts in _bad_counts(low, high):
-        _expect_rejection(f"{run.__name__}({counts!r})", partial(run, counts, source), source)
-    if isinstance(mechanism, PartitionSelector):
-        for bad in (-1, 0.5, True):
-            call = partial(mechanism.keep_probability, bad)
-            _expect_rejection(f"keep_probability({bad!r})", call, source)
-        for mask in (np.ones(3, dtype=np.int64), np.ones(2, dtype=np.bool_)):
-            call = partial(mechanism.select, [1, 2, 3], source, public=mask)
-            _expect_rejection(f"select(public={mask!r})", call, source)
-        return
-    assert isinstance(mechanism, CountingQuerySampler)
-    for counts in _bad_counts(low, high):
-        _expect_rejection(f"pmf({counts!r})", partial(mechanism.pmf, counts), source)
-    if mechanism.d is not None:
-        for u in (0, mechanism.d + 1, 1.0):
-            _expect_rejection(f"M(0, u={u!r})", partial(mechanism, 0, u), source)
-        _expect_rejection("M(count=n+1, 1)", partial(mechanism, high + 1, 1), source)
-
-
-@dataclass(frozen=True)
-class _DataSpace:
-    """What the property search feeds a mechanism: arbitrary data, which of it is valid, and the
-    call that takes it."""
-
-    data: st.SearchStrategy[Any]
-    valid: Callable[[object], bool]
-    call: Callable[[object, SeededSource], object]
-
-
-def _count_space(mechanism: Mechanism) -> _DataSpace:
-    """Short lists of integers (any size) and floats, for samplers and selectors."""
-    run, low, high = _count_entry(mechanism)
-
-    def valid(counts: object) -> bool:
-        return isinstance(counts, list) and all(
-            isinstance(c, int) and low <= c <= high for c in counts
-        )
-
-    return _DataSpace(
-        st.lists(st.one_of(st.integers(-(2**65), 2**65), st.floats()), max_size=4), valid, run
-    )
-
-
-def _is_count(value: object, n: int) -> bool:
-    return (
-        isinstance(value, numbers.Integral) and not isinstance(value, bool) and 0 <= int(value) <= n
-    )
-
-
-def _release_space(releaser: HistogramReleaser) -> _DataSpace:
-    """Rows and label → count mappings whose labels are sometimes in the universe."""
-    universe, n = releaser.universe, releaser.n
-    inside = sorted({0, 1, universe.size - 1})
-    label = st.one_of(
-        st.sampled_from([universe.label(i) for i in inside]),
-        st.integers(-3, 2**70),
-        st.text(max_size=3),
-        st.binary(max_size=3),
-        st.floats(),
-        st.booleans(),
-        st.none(),
-    )
-    count = st.one_of(st.integers(-2, n + 2), st.floats(), st.booleans(), st.fractions())
-    data = st.one_of(
-        st.lists(label, max_size=n + 2),
-        st.dictionaries(label, count, max_size=3),
-        st.text(max_size=3),
-        st.integers(),
-        st.none(),
-    )
-
-    def valid(given: object) -> bool:
-        if isinstance(given, dict):
-            counts = list(given.values())
-            labels_ok = all(label in universe for label in given)
-            return labels_ok and all(_is_count(c, n) for c in counts) and sum(counts) <= n
-        return isinstance(given, list) and len(given) <= n and all(x in universe for x in given)
-
-    return _DataSpace(data, valid, releaser.release)
-
-
-def _property_search(
-    entry: Entry, case: dict[str, Any], mechanism: Mechanism, settings: Settings
-) -> None:
+def _property_search(entry: Entry, probe: Probe, settings: Settings) -> None:
     """Arbitrary parameter values and data: valid and run, or a dpplug error, no draws."""
     params = list(entry.cls.schema)
-    space = (
-        _release_space(mechanism)
-        if isinstance(mechanism, HistogramReleaser)
-        else _count_space(mechanism)
-    )
+    case = probe.params
+    space = probe.data_space()
     anything = st.one_of(
         st.floats(allow_nan=True, allow_infinity=True),
         st.integers(-(2**80), 2**80),
@@ -287,7 +143,8 @@ def _changed(entry: Entry, case: dict[str, Any], change: dict[str, object]) -> C
 def check(entry: Entry, settings: Settings) -> ContractResult:
     tried = 0
     try:
-        for case, mechanism in instances(entry):
+        for probe in probes(entry):
+            case = probe.params
             source = SeededSource(settings.seed)
             for param in entry.cls.schema:
                 for value in _invalid_values(param):
@@ -296,8 +153,9 @@ def check(entry: Entry, settings: Settings) -> ContractResult:
                     _expect_rejection(f"{param.name}={value!r}", call, source)
             call = _changed(entry, case, {"no_such_parameter": 1})
             _expect_rejection("an unknown parameter", call, source)
-            _data_checks(mechanism, source)
-            _property_search(entry, case, mechanism, settings)
+            for what, bad_call in probe.bad_data(source):
+                _expect_rejection(what, bad_call, source)
+            _property_search(entry, probe, settings)
     except _Violation as violation:
         return ContractResult(NAME, Outcome.FAILED, str(violation))
     except hypothesis.errors.HypothesisException as exc:

@@ -1,17 +1,16 @@
 """Contract 1, declaration: name, kind, guarantee with its neighbouring relation, accuracy,
-parameter schema and conformance cases are present and consistent (DESIGN.md "Conformance");
-a histogram releaser also declares its universe and its bound n on rows."""
+parameter schema and conformance cases are present and consistent, and each case declares what
+its kind requires (:meth:`dpplug.kind.Kind.declaration_problems`: a sampler's n and d, a
+releaser's universe and bound n on rows, …)."""
 
 from __future__ import annotations
 
 from fractions import Fraction
 
-from dpplug.conformance.cases import describe_case, instances
+from dpplug.conformance.probes.base import describe_case, instances
 from dpplug.conformance.results import ContractResult, Outcome
 from dpplug.guarantee import Accuracy, Guarantee, Neighbouring
-from dpplug.kinds import CountingQuerySampler, HistogramReleaser
-from dpplug.registry import Entry
-from dpplug.universe import Universe
+from dpplug.plugin_registry import Entry
 
 NAME = "declaration"
 _BETA = Fraction(1, 20)
@@ -38,17 +37,8 @@ def check(entry: Entry, _settings: object) -> ContractResult:
         bound = accuracy.per_query
         if not isinstance(bound.a, int) or bound.a < 0 or bound.beta != _BETA:
             problems.append(f"{where}: accuracy(1/20) gives a={bound.a!r}, β={bound.beta}")
-        if isinstance(mechanism, CountingQuerySampler):
-            for attribute in ("n", "d"):
-                value = getattr(mechanism, attribute, "missing")
-                if value is not None and (not isinstance(value, int) or value < 1):
-                    problems.append(f"{where}: {attribute} must be None or an int ≥ 1")
-        if isinstance(mechanism, HistogramReleaser):
-            if not isinstance(getattr(mechanism, "universe", None), Universe):
-                problems.append(f"{where}: universe must be a dpplug Universe")
-            n = getattr(mechanism, "n", None)
-            if not isinstance(n, int) or isinstance(n, bool) or n < 1:
-                problems.append(f"{where}: n (the public bound on rows) must be an int ≥ 1")
+        kind_problems = entry.kind.declaration_problems(mechanism)
+        problems += [f"{where}: {problem}" for problem in kind_problems]
         shown = shown or f"{guarantee.describe()}; a = {bound.a} at β = 1/20 ({where})"
     if problems:
         return ContractResult(NAME, Outcome.FAILED, "; ".join(problems))

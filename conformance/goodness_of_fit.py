@@ -1,9 +1,8 @@
-"""Does a sampler really sample its declared law? Pearson's chi-square goodness-of-fit test
-against an exact pmf (DESIGN.md "Conformance", check 3; MECHANISMS.md §E, the samplers of A3–A4
-and B3 whose exact law is known).
+"""Does a mechanism really sample its declared law? Pearson's chi-square goodness-of-fit test
+against an exact pmf (the sampling-law contract, :mod:`.sampling_law`).
 
 The bins are the outputs in order, adjacent outputs pooled until each bin expects at least
-``min_expected`` samples; a law with geometric tails (MECHANISMS.md A1) puts the mass beyond its
+``min_expected`` samples; a law with geometric tails (the discrete Laplace) puts the mass beyond its
 window into the two end bins. The expected counts are exact until the statistic is formed: this is
 the only place a probability becomes a float. A sample on an output of probability 0 rejects
 outright (statistic ∞, p-value 0), whatever its bin.

@@ -2,18 +2,22 @@
 every registered plugin, one test item per plugin × contract, so a third party's CI checks its
 mechanisms with one line. ``--dpplug-plugin NAME`` (repeatable) restricts the run;
 ``--dpplug-mode fast|default|full`` and ``--dpplug-seed S`` set the statistical tests' sizes and
-seed. A plugin that failed to load becomes a failing item that shows its error."""
+seed. A plugin that failed to load becomes a failing item that shows its error.
+
+pytest loads this module in every session on a machine with dpplug installed, so it imports
+nothing but pytest at start-up: the registry, the contracts and their dependencies (numpy, scipy,
+hypothesis) are imported only when ``--dpplug`` is given.
+"""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from dpplug.conformance.results import Outcome
-from dpplug.conformance.runner import CONTRACTS, run_contract
-from dpplug.conformance.settings import Settings
-from dpplug.registry import BrokenPlugin, Entry, registry
+if TYPE_CHECKING:
+    from dpplug.conformance.settings import Settings
+    from dpplug.plugin_registry import BrokenPlugin, Entry
 
 
 class ContractFailure(Exception):
@@ -47,6 +51,9 @@ class ContractItem(pytest.Item):
         self.entry, self.contract, self.settings = entry, contract, settings
 
     def runtest(self) -> None:
+        from dpplug.conformance.results import Outcome
+        from dpplug.conformance.runner import run_contract
+
         result = run_contract(self.entry, self.contract, self.settings)
         if result.outcome is Outcome.SKIPPED:
             pytest.skip(result.detail)
@@ -84,6 +91,10 @@ def pytest_collection_modifyitems(
 ) -> None:
     if not config.getoption("--dpplug"):
         return
+    from dpplug.conformance.runner import CONTRACTS
+    from dpplug.conformance.settings import Settings
+    from dpplug.plugin_registry import registry
+
     settings = Settings(
         mode=config.getoption("--dpplug-mode"), seed=config.getoption("--dpplug-seed")
     )

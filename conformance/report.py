@@ -15,7 +15,7 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 
-from dpplug.conformance.results import Outcome, PluginResult
+from dpplug.conformance.results import Outcome, PluginResult, results_json
 from dpplug.conformance.settings import Settings
 
 _COLOURS = {Outcome.PASSED: "#d7f5d7", Outcome.FAILED: "#f8d0d0", Outcome.SKIPPED: "#eeeeee"}
@@ -110,9 +110,6 @@ Bonferroni over their tests; exact contracts use rational arithmetic and have no
 <h2>Plots</h2>{images}</body></html>"""
     (directory / "index.html").write_text(page, encoding="utf-8")
     (directory / "report.json").write_text(
-        json.dumps(
-            {"settings": settings.describe(), "plugins": [p.as_dict() for p in results]}, indent=2
-        ),
-        encoding="utf-8",
+        json.dumps(results_json(results, settings), indent=2), encoding="utf-8"
     )
     return directory / "index.html"

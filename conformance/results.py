@@ -3,12 +3,12 @@ level a plugin reaches (declared → audited → exactly verified)."""
 
 from __future__ import annotations
 
-import json
-import os
 from dataclasses import dataclass, field
 from enum import StrEnum
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from dpplug.conformance.settings import Settings
 
 
 class Outcome(StrEnum):
@@ -75,45 +75,28 @@ class PluginResult:
         return level
 
     def as_dict(self) -> dict[str, Any]:
+        """This plugin's part of :func:`results_json`."""
         return {
             "name": self.name,
             "kind": self.kind,
             "source": self.source,
             "level": self.level.value,
             "contracts": {
-                r.contract: {"passed": r.passed, "outcome": r.outcome.value, "detail": r.detail}
-                for r in self.results
+                r.contract: {"outcome": r.outcome.value, "detail": r.detail} for r in self.results
             },
         }
 
 
-def levels_file() -> Path:
-    """Where ``dpplug conform`` records levels for ``dpplug list`` (the user cache directory)."""
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "dpplug" / "levels.json"
+#: The version of the JSON document :func:`results_json` writes (``docs/conformance.md``).
+JSON_FORMAT = "dpplug-conform/2"
 
 
-def record_levels(results: list[PluginResult], settings_text: str) -> None:
-    """Remember each plugin's level, keyed by name and source (distribution and version)."""
-    path = levels_file()
-    try:
-        known = json.loads(path.read_text()) if path.exists() else {}
-    except (OSError, json.JSONDecodeError):
-        known = {}
-    for result in results:
-        known[f"{result.name}@{result.source}"] = {
-            "level": result.level.value,
-            "settings": settings_text,
-        }
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(known, indent=1, sort_keys=True))
-
-
-def recorded_level(name: str, source: str) -> str | None:
-    """The level the last ``dpplug conform`` gave this plugin at this source, if any."""
-    try:
-        known = json.loads(levels_file().read_text())
-    except (OSError, json.JSONDecodeError):
-        return None
-    entry = known.get(f"{name}@{source}")
-    return None if entry is None else str(entry["level"])
+def results_json(results: list[PluginResult], settings: Settings) -> dict[str, Any]:
+    """The run as the JSON document of ``dpplug conform --json`` and the report's
+    ``report.json``: its format, settings, and each plugin's level and contract outcomes
+    (``"passed"``, ``"failed"`` or ``"skipped"``, with the detail line)."""
+    return {
+        "format": JSON_FORMAT,
+        "settings": settings.describe(),
+        "plugins": [result.as_dict() for result in results],
+    }

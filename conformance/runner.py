@@ -1,7 +1,7 @@
 """Runs the contracts on registered plugins: the engine behind ``dpplug conform`` and
 ``pytest --dpplug``.
 
-The contracts, in order (DESIGN.md "Conformance"; each module's docstring states its test):
+The contracts, in order (``docs/conformance.md``; each module's docstring states its test):
 
 1. ``declaration``   — :mod:`.declaration`
 2. ``bad-input``     — :mod:`.bad_input`
@@ -31,7 +31,7 @@ from dpplug.conformance import (
 from dpplug.conformance.results import ContractResult, Outcome, PluginResult
 from dpplug.conformance.settings import Settings
 from dpplug.errors import NotSupported
-from dpplug.registry import Entry
+from dpplug.plugin_registry import Entry
 
 Check = Callable[[Entry, Settings], ContractResult]
 
@@ -71,7 +71,7 @@ def run_plugin(
         results.append(result)
         if on_contract is not None:
             on_contract(contract, result)
-    return PluginResult(entry.name, entry.kind.value, entry.source.describe(), tuple(results))
+    return PluginResult(entry.name, entry.kind.name, entry.source.describe(), tuple(results))
 
 
 def run(entries: Iterable[Entry], settings: Settings) -> list[PluginResult]:

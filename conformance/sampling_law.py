@@ -18,14 +18,15 @@ import numpy as np
 import numpy.typing as npt
 from gmpy2 import mpq
 
-from dpplug.conformance.cases import Probe, probes
 from dpplug.conformance.goodness_of_fit import chi_square_gof
+from dpplug.conformance.probes import probes
+from dpplug.conformance.probes.base import Probe
 from dpplug.conformance.results import ContractResult, Outcome
 from dpplug.conformance.settings import Settings
 from dpplug.errors import NotSupported
+from dpplug.plugin_registry import Entry
 from dpplug.pmf import Pmf
 from dpplug.randomness import SeededSource
-from dpplug.registry import Entry
 
 NAME = "sampling-law"
 #: Total-variation distance of the perturbed law used by the power check.

@@ -7,68 +7,98 @@ Public API::
     sampler.guarantee            # exactly what was achieved, with its neighbouring relation
     sampler.sample([3, 7, 12], dpplug.SeededSource(1))
     dpplug.registry()            # every registered plugin, built-in or third-party
+
+The names below are imported on first use, so ``import dpplug`` (and the pytest plugin, which
+every pytest session on a machine with dpplug installed loads) costs next to nothing.
 """
 
-from dpplug.errors import (
-    BadData,
-    BadParameter,
-    DpplugError,
-    DuplicateMechanismName,
-    NotSupported,
-    PluginFault,
-    UnknownMechanism,
-)
-from dpplug.guarantee import (
-    COUNT_SENSITIVITY_1,
-    Accuracy,
-    ErrorBound,
-    Guarantee,
-    Neighbouring,
-    Relation,
-)
-from dpplug.hookspecs import hookimpl
-from dpplug.kinds import (
-    CountingQuerySampler,
-    HistogramReleaser,
-    Kind,
-    Mechanism,
-    PartitionSelector,
-    Selection,
-)
-from dpplug.params import Param, Schema
-from dpplug.pmf import Pmf
-from dpplug.randomness import RandomSource, SeededSource, SystemSource
-from dpplug.registry import Entry, Registry, create, registry
+from __future__ import annotations
 
-__all__ = [
-    "COUNT_SENSITIVITY_1",
-    "Accuracy",
-    "BadData",
-    "BadParameter",
-    "CountingQuerySampler",
-    "DpplugError",
-    "DuplicateMechanismName",
-    "Entry",
-    "ErrorBound",
-    "Guarantee",
-    "HistogramReleaser",
-    "Kind",
-    "Mechanism",
-    "Neighbouring",
-    "NotSupported",
-    "Param",
-    "PartitionSelector",
-    "PluginFault",
-    "Pmf",
-    "RandomSource",
-    "Registry",
-    "Relation",
-    "Schema",
-    "SeededSource",
-    "Selection",
-    "SystemSource",
-    "UnknownMechanism",
-    "create",
-    "hookimpl",
-    "registry",
-]
+import importlib
+from typing import TYPE_CHECKING, Any
+
+#: Public name → the module that defines it.
+_EXPORTS = {
+    **dict.fromkeys(
+        (
+            "BadData",
+            "BadParameter",
+            "DpplugError",
+            "DuplicateMechanismName",
+            "NotSupported",
+            "PluginFault",
+            "UnknownMechanism",
+        ),
+        "dpplug.errors",
+    ),
+    **dict.fromkeys(
+        ("COUNT_SENSITIVITY_1", "Accuracy", "ErrorBound", "Guarantee", "Neighbouring", "Relation"),
+        "dpplug.guarantee",
+    ),
+    "hookimpl": "dpplug.hookspecs",
+    "Kind": "dpplug.kind",
+    **dict.fromkeys(
+        (
+            "KINDS",
+            "CountingQuerySampler",
+            "HistogramReleaser",
+            "PartitionSelector",
+            "Selection",
+        ),
+        "dpplug.kinds",
+    ),
+    "Mechanism": "dpplug.mechanism",
+    **dict.fromkeys(("Param", "Schema"), "dpplug.params"),
+    "Pmf": "dpplug.pmf",
+    **dict.fromkeys(("RandomSource", "SeededSource", "SystemSource"), "dpplug.randomness"),
+    **dict.fromkeys(("Entry", "Registry", "create", "registry"), "dpplug.plugin_registry"),
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'dpplug' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_EXPORTS})
+
+
+if TYPE_CHECKING:
+    from dpplug.errors import (
+        BadData,
+        BadParameter,
+        DpplugError,
+        DuplicateMechanismName,
+        NotSupported,
+        PluginFault,
+        UnknownMechanism,
+    )
+    from dpplug.guarantee import (
+        COUNT_SENSITIVITY_1,
+        Accuracy,
+        ErrorBound,
+        Guarantee,
+        Neighbouring,
+        Relation,
+    )
+    from dpplug.hookspecs import hookimpl
+    from dpplug.kind import Kind
+    from dpplug.kinds import (
+        KINDS,
+        CountingQuerySampler,
+        HistogramReleaser,
+        PartitionSelector,
+        Selection,
+    )
+    from dpplug.mechanism import Mechanism
+    from dpplug.params import Param, Schema
+    from dpplug.plugin_registry import Entry, Registry, create, registry
+    from dpplug.pmf import Pmf
+    from dpplug.randomness import RandomSource, SeededSource, SystemSource

@@ -1,6 +1,9 @@
 """The ``dpplug`` command line: list, describe and sample registered mechanisms.
 
-Bad arguments exit with status 2 and one line on stderr (``dpplug: error: …``), never a traceback.
+Other packages add commands through the entry-point group ``dpplug.commands``: each entry point
+is a function that receives the sub-command parsers and adds its own (the conformance package adds
+``conform`` this way, so core never imports it). Bad arguments exit with status 2 and one line on
+stderr (``dpplug: error: …``), never a traceback.
 """
 
 from __future__ import annotations
@@ -10,23 +13,29 @@ import json
 import sys
 from collections.abc import Sequence
 from fractions import Fraction
-from pathlib import Path
+from importlib import metadata
 from typing import Any, NoReturn
 
 import numpy as np
+from rich import box
 from rich.console import Console
-from rich.progress import Progress
 from rich.table import Table
 
-from dpplug.conformance.results import recorded_level
 from dpplug.errors import BadParameter, DpplugError
-from dpplug.kinds import CountingQuerySampler, Mechanism
+from dpplug.kinds import KINDS, CountingQuerySampler
+from dpplug.levels import recorded_level
+from dpplug.mechanism import Mechanism
 from dpplug.params import param_text, parse_value
+from dpplug.plugin_registry import Entry, Registry, registry
 from dpplug.randomness import SeededSource, SystemSource
-from dpplug.registry import Entry, Registry, registry
+
+#: The entry-point group of commands added by other packages.
+COMMANDS_GROUP = "dpplug.commands"
 
 
-class _Parser(argparse.ArgumentParser):
+class Parser(argparse.ArgumentParser):
+    """An argument parser whose errors are one line and exit status 2."""
+
     def error(self, message: str) -> NoReturn:
         self.exit(2, f"dpplug: error: {message} (see `{self.prog} --help`)\n")
 
@@ -59,7 +68,12 @@ def _listing(reg: Registry) -> list[dict[str, Any]]:
             "version": entry.source.version,
             "plugin": entry.source.plugin,
         }
-        row: dict[str, Any] = {"name": entry.name, "kind": entry.kind.value, "source": source}
+        row: dict[str, Any] = {
+            "name": entry.name,
+            "kind": entry.kind.name,
+            "source": source,
+            "module": entry.module,
+        }
         try:
             example = _example(entry, {})
         except DpplugError as exc:
@@ -97,22 +111,35 @@ def _cmd_list(args: argparse.Namespace, out: Console) -> None:
     if args.json:
         print(json.dumps(rows, indent=2))
         return
-    table = Table(title="dpplug mechanisms", caption="run `dpplug conform` to (re)check levels")
-    for column in ("name", "kind", "guarantee", "source", "level", "status"):
-        table.add_column(column, overflow="fold", min_width=5)
-    for row in rows:
-        source = row["source"]
-        status = "ok" if row["status"] == "ok" else f"[red]broken[/red]: {row['error']}"
-        guarantee = f"{row['form']}, {row['relation']}" if row["form"] else "?"
-        table.add_row(
-            row["name"],
-            row["kind"] or "?",
-            guarantee,
-            f"{source['distribution']} {source['version']}".strip(),
-            row.get("level") or "-",
-            status,
-        )
+    table = Table(
+        title="dpplug mechanisms",
+        caption="run `dpplug conform` to (re)check levels",
+        box=box.SIMPLE_HEAD,
+        pad_edge=False,
+    )
+    table.add_column("name", no_wrap=True)
+    table.add_column("guarantee", no_wrap=True)
+    table.add_column("level", no_wrap=True)
+    table.add_column("source")
+    for kind in [k.name for k in KINDS]:
+        table.add_section()
+        table.add_row(f"[bold]{kind}[/bold]")
+        for row in rows:
+            if row["kind"] == kind:
+                source = row["source"]
+                form = {"pure": "ε", "approximate": "ε, δ"}.get(row["form"], "?")
+                guarantee = f"{form}; {row['relation']}" if row["form"] else "?"
+                level = row.get("level") or "-"
+                if row["status"] != "ok":
+                    level = f"[red]broken[/red]: {row['error']}"
+                version = f"{source['distribution']} {source['version']}".strip()
+                if source["distribution"] == "dpplug":
+                    version = "built-in"
+                table.add_row(f"  {row['name']}", guarantee, level, version)
     out.print(table)
+    for row in rows:
+        if row["kind"] is None:
+            out.print(f"[red]broken plugin[/red] {row['name']}: {row['error']}")
 
 
 def _description(entry: Entry, params: dict[str, object]) -> dict[str, Any]:
@@ -120,11 +147,12 @@ def _description(entry: Entry, params: dict[str, object]) -> dict[str, Any]:
     example = _example(entry, params)
     info: dict[str, Any] = {
         "name": entry.name,
-        "kind": entry.kind.value,
+        "kind": entry.kind.name,
         "summary": cls.summary,
         "reference": cls.reference,
         "strict_time": cls.strict_time,
         "source": entry.source.describe(),
+        "module": entry.module,
         "parameters": [p.as_dict() for p in cls.schema],
     }
     if example is not None:
@@ -145,6 +173,7 @@ def _cmd_describe(args: argparse.Namespace, out: Console) -> None:
         print(json.dumps(info, indent=2))
         return
     out.print(f"[bold]{info['name']}[/bold] ({info['kind']}) from {info['source']}")
+    out.print(f"Defined in: {info['module']}")
     out.print(info["summary"])
     out.print(f"Implements: {info['reference']}")
     out.print(f"Strict running time: {'yes' if info['strict_time'] else 'no (expected time)'}")
@@ -166,73 +195,13 @@ def _cmd_describe(args: argparse.Namespace, out: Console) -> None:
         out.print(f"  accuracy at β = 1/20: a = {acc['per_query']['a']} ({acc['formula']})")
 
 
-def _cmd_conform(args: argparse.Namespace, out: Console) -> int:
-    # Imported here: the conformance suite needs scipy, matplotlib and hypothesis.
-    from dpplug.conformance.report import write_report
-    from dpplug.conformance.results import Outcome, record_levels
-    from dpplug.conformance.runner import CONTRACTS, run_plugin
-    from dpplug.conformance.settings import Settings
-
-    reg = registry()
-    entries = [reg.get(name) for name in args.names] if args.names else reg.entries()
-    settings = Settings(mode=args.mode, seed=args.seed)
-    progress_console = Console(stderr=True)
-    results = []
-    with Progress(
-        *Progress.get_default_columns(), console=progress_console, transient=True
-    ) as progress:
-        task = progress.add_task("conformance", total=len(entries) * len(CONTRACTS))
-        for entry in entries:
-
-            def step(contract: str, _result: object, name: str = entry.name) -> None:
-                progress.update(task, advance=1, description=f"{name}: {contract}")
-
-            results.append(run_plugin(entry, settings, on_contract=step))
-    record_levels(results, settings.describe())
-    if args.report:
-        path = write_report(results, settings, Path(args.report))
-        progress_console.print(f"report: {path}")
-    if args.json:
-        print(
-            json.dumps(
-                {"settings": settings.describe(), "plugins": [r.as_dict() for r in results]},
-                indent=2,
-            )
-        )
-    else:
-        table = Table(title="dpplug conformance", caption=settings.describe())
-        table.add_column("plugin", no_wrap=True)
-        table.add_column("level", no_wrap=True)
-        for number in range(1, len(CONTRACTS) + 1):
-            table.add_column(str(number), justify="center")
-        marks = {
-            Outcome.PASSED: "[green]✓[/green]",
-            Outcome.FAILED: "[red]✗[/red]",
-            Outcome.SKIPPED: "[dim]–[/dim]",
-        }
-        for result in results:
-            table.add_row(
-                result.name, result.level.value, *(marks[r.outcome] for r in result.results)
-            )
-        out.print(table)
-        out.print(
-            "  ".join(f"{i}={name}" for i, name in enumerate(CONTRACTS, start=1))
-            + "   ✓ passed, ✗ failed, – skipped"
-        )
-        for result in results:
-            for r in result.results:
-                if r.outcome is not Outcome.PASSED:
-                    out.print(f"{result.name} / {r.contract}: {r.outcome.value}: {r.detail}")
-    return 1 if any(r.failed for r in results) else 0
-
-
 def _cmd_sample(args: argparse.Namespace, out: Console) -> None:
     if args.size < 1:
         raise BadParameter(f"--size must be at least 1, got {args.size}")
     mechanism = registry().create(args.name, **_params(args.param))
     if not isinstance(mechanism, CountingQuerySampler):
         raise BadParameter(
-            f"{args.name} is a {mechanism.kind.value}, not a sampler; "
+            f"{args.name} is a {mechanism.kind.name}, not a sampler; "
             "`dpplug list` shows the samplers"
         )
     source = SystemSource() if args.seed is None else SeededSource(args.seed)
@@ -257,8 +226,8 @@ def _cmd_sample(args: argparse.Namespace, out: Console) -> None:
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="dpplug", description=__doc__.splitlines()[0] if __doc__ else None)
-    commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    parser = Parser(prog="dpplug", description=__doc__.splitlines()[0] if __doc__ else None)
+    commands = parser.add_subparsers(dest="command", required=True, parser_class=Parser)
     listing = commands.add_parser("list", help="every registered plugin and its status")
     listing.add_argument("--json", action="store_true", help="print a JSON array")
     listing.set_defaults(run=_cmd_list)
@@ -273,27 +242,6 @@ def _parser() -> argparse.ArgumentParser:
     )
     describe.add_argument("--json", action="store_true")
     describe.set_defaults(run=_cmd_describe)
-    conform = commands.add_parser("conform", help="check plugins against their contracts")
-    conform.add_argument("names", nargs="*", metavar="NAME", help="plugins (default: all)")
-    mode = conform.add_mutually_exclusive_group()
-    mode.add_argument(
-        "--fast",
-        dest="mode",
-        action="store_const",
-        const="fast",
-        help="smaller samples (a quick smoke run)",
-    )
-    mode.add_argument(
-        "--full",
-        dest="mode",
-        action="store_const",
-        const="full",
-        help="larger samples (more power)",
-    )
-    conform.set_defaults(mode="default", run=_cmd_conform)
-    conform.add_argument("--seed", type=int, default=0, help="seed of every statistical test")
-    conform.add_argument("--json", action="store_true", help="print machine-readable results")
-    conform.add_argument("--report", metavar="DIR", help="write an HTML report with plots")
     sample = commands.add_parser("sample", help="draw noisy counts from a sampler")
     sample.add_argument("name")
     sample.add_argument("--count", type=int, required=True, help="the true count")
@@ -313,6 +261,8 @@ def _parser() -> argparse.ArgumentParser:
     )
     sample.add_argument("--json", action="store_true")
     sample.set_defaults(run=_cmd_sample)
+    for command in metadata.entry_points(group=COMMANDS_GROUP):
+        command.load()(commands)
     return parser
 
 

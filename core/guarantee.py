@@ -121,6 +121,15 @@ class Guarantee:
         """``"pure"`` or ``"approximate"``."""
         return "pure" if self.pure else "approximate"
 
+    def group(self, steps: int) -> tuple[Any, Any]:
+        """(e^{kε}, δ·Σ_{i<k} e^{iε}) exactly: the guarantee for inputs k neighbouring steps
+        apart (group privacy)."""
+        L = self.exp_epsilon
+        if steps == 0:
+            return mpq(1), mpq(0)
+        spread = mpq(steps) if L == 1 else (L**steps - 1) / (L - 1)
+        return L**steps, self.delta * spread
+
     def describe(self) -> str:
         eps = f"ε = ln({_short(self.exp_epsilon)}) ≈ {self.epsilon:.6g}"
         delta = "δ = 0" if self.pure else f"δ = {_short(self.delta)} ≈ {float(self.delta):.3g}"

@@ -8,7 +8,7 @@ universe (:mod:`dpplug.universe`), never in an order that depends on the data.
 - :class:`DenseHistogram`: a noisy count for every label of the universe.
 - :class:`SparseHistogram`: a partial vector, the released bins in canonical order; every other
   label reads 0.
-- :class:`CompactHistogram`: Balcer–Vadhan's succinct dense histogram (000 Alg. 8.2): a
+- :class:`CompactHistogram`: Balcer–Vadhan's succinct dense histogram (full version Alg. 8.2): a
   polynomial p of degree ≤ n over the prime field F_P, read as h_x = M₀(p(x) + 1), where M₀ is
   the empty-bin law of :class:`EmptyBinLaw`. ``to_bytes``/``from_bytes`` serialise it.
 """
@@ -32,8 +32,8 @@ from dpplug.params import param_text, params_from_text
 from dpplug.universe import Universe, parse_universe
 
 if TYPE_CHECKING:
-    from dpplug.kinds import CountingQuerySampler
-    from dpplug.registry import Registry
+    from dpplug.kinds.sampler import CountingQuerySampler
+    from dpplug.plugin_registry import Registry
 
 
 @dataclass(frozen=True)
@@ -98,8 +98,8 @@ class SparseHistogram:
 
 
 class EmptyBinLaw:
-    """M₀ of Balcer–Vadhan 000 Alg. 8.2 / Lemma 8.4 (MECHANISMS.md A14) for a sampler M with
-    randomness size d and a field of size P ≥ d: the law of M(0, U) moved onto [1, P].
+    """M₀ of Balcer & Vadhan (full version Alg. 8.2 / Lemma 8.4) for a sampler M with randomness
+    size d and a field of size P ≥ d: the law of M(0, U) moved onto [1, P].
 
     With q = ⌊P/d⌋ and r = P mod d, the map f sends the first r(q+1) points of [1, P] (q+1)-to-1
     onto [1, r] and the rest q-to-1 onto [r+1, d]; φ(u) = q·u + min(u, r) counts the points f
@@ -142,7 +142,7 @@ class EmptyBinLaw:
 
 @dataclass(frozen=True)
 class CompactHistogram:
-    """A dense histogram stored as n + 1 field elements (Balcer–Vadhan 000 Thm 8.3).
+    """A dense histogram stored as n + 1 field elements (Balcer & Vadhan, full version Thm 8.3).
 
     ``count(label)`` evaluates the polynomial at the label's index by Horner's rule and maps the
     field value u₀ − 1 to a count with :class:`EmptyBinLaw`; ``counts(labels)`` evaluates many
@@ -199,10 +199,11 @@ class CompactHistogram:
         return json.dumps(header, sort_keys=True).encode() + b"\n" + body
 
     @classmethod
-    def from_bytes(cls, data: bytes, plugins: Registry | None = None) -> CompactHistogram:
-        """The histogram :meth:`to_bytes` wrote; the sampler is rebuilt through the registry."""
-        from dpplug.kinds import CountingQuerySampler
-        from dpplug.registry import registry
+    def from_bytes(cls, data: bytes, registry: Registry | None = None) -> CompactHistogram:
+        """The histogram :meth:`to_bytes` wrote; the sampler is rebuilt through *registry* (the
+        default registry when ``None``)."""
+        from dpplug.kinds.sampler import CountingQuerySampler
+        from dpplug.plugin_registry import registry as default_registry
 
         # Every malformed header (not an object, keys missing, values of the wrong type) is
         # BadData, and so is a sampler the header's parameters cannot rebuild.
@@ -225,7 +226,8 @@ class CompactHistogram:
             guarantee = Guarantee.from_dict(header["guarantee"])
             accuracy = Accuracy.from_dict(header["accuracy"])
             mechanism = header["mechanism"]
-            sampler = (plugins or registry()).create(header["sampler"], **params)
+            plugins = default_registry() if registry is None else registry
+            sampler = plugins.create(header["sampler"], **params)
             if not isinstance(sampler, CountingQuerySampler):
                 raise ValueError(f"{header['sampler']!r} is not a counting-query sampler")
         except (ValueError, KeyError, TypeError, AttributeError) as exc:

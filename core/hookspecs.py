@@ -1,13 +1,14 @@
-"""The plugin hooks of dpplug: one per kind of mechanism (pluggy project name ``"dpplug"``).
+"""The pluggy markers of dpplug (project name ``"dpplug"``).
 
-A plugin is a module (or any object) with functions marked ``@dpplug.hookimpl``; third-party
-packages expose it through the entry-point group ``dpplug``::
+Each kind of mechanism declares one hook in its own module (:mod:`dpplug.kinds`), e.g.
+``register_samplers(register)``; a plugin is a module (or any object) with functions marked
+``@dpplug.hookimpl`` that call ``register(cls)`` once per mechanism class. Third-party packages
+expose their plugin module through the entry-point group ``dpplug``::
 
     [project.entry-points.dpplug]
     my_mechanisms = "my_package.plugin"
 
-Each hook receives a ``register`` callable; call it once per mechanism class. Built-in
-mechanisms are registered through exactly these hooks.
+The built-in mechanisms are registered through exactly these hooks.
 """
 
 from __future__ import annotations
@@ -20,22 +21,5 @@ import pluggy
 hookspec = pluggy.HookspecMarker("dpplug")
 hookimpl = pluggy.HookimplMarker("dpplug")
 
+#: What a hook receives: call it with each mechanism class to register.
 Register = Callable[[type[Any]], None]
-
-
-@hookspec
-def register_samplers(register: Register) -> None:
-    """Register counting-query samplers: ``register(cls)`` for each subclass of
-    :class:`dpplug.CountingQuerySampler` (Balcer–Vadhan Def. 4.1–4.3)."""
-
-
-@hookspec
-def register_histogram_releasers(register: Register) -> None:
-    """Register histogram releasers: ``register(cls)`` for each subclass of
-    :class:`dpplug.HistogramReleaser`."""
-
-
-@hookspec
-def register_partition_selectors(register: Register) -> None:
-    """Register partition selectors: ``register(cls)`` for each subclass of
-    :class:`dpplug.PartitionSelector`."""

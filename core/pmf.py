@@ -44,6 +44,11 @@ class Pmf(Mapping[int, Any]):
     def __len__(self) -> int:
         return len(self._probs)
 
+    def __repr__(self) -> str:
+        probs = ", ".join(f"{z}: {p}" for z, p in self._probs.items())
+        tail = "" if self.tail_ratio is None else f", tail_ratio={self.tail_ratio}"
+        return f"Pmf({{{probs}}}{tail})"
+
     def prob(self, z: int) -> Any:
         """P(z) exactly, for any integer z (0 outside a bounded support)."""
         if z in self._probs:

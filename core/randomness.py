@@ -1,4 +1,5 @@
-"""Sources of randomness: the U(d) oracle of Balcer–Vadhan (000 §2.1) and its bulk counterpart.
+"""Sources of randomness: the U(d) oracle of Balcer & Vadhan (full version §2.1) and its bulk
+counterpart.
 
 Every mechanism draws through a :class:`RandomSource`. Two primitives exist:
 

@@ -1,9 +1,9 @@
 """Universes: the public, finite label sets X that histograms are released over.
 
-Balcer–Vadhan (000 §2) release histograms over a data universe X whose size |X| is public, with a
-bijection between labels and the indices 0 … |X|−1 that does not depend on the data. Index order
-is the *canonical order*: every released collection is sorted by it, never by anything the data
-decides (000 §2.2.1).
+Balcer & Vadhan (full version §2) release histograms over a data universe X whose size |X| is
+public, with a bijection between labels and the indices 0 … |X|−1 that does not depend on the
+data. Index order is the *canonical order*: every released collection is sorted by it, never by
+anything the data decides (full version §2.2.1).
 
 - :class:`IntegerRange`: the integers low … high.
 - :class:`Labels`: a finite enumerated set, in the order it was declared.

@@ -1,26 +1,13 @@
-"""The built-in mechanisms of dpplug, registered through the same hooks a third party uses."""
+"""The built-in mechanisms of dpplug, one family per package, each registered as its own default
+plugin through the same hooks a third party uses (so a family that cannot load is quarantined
+alone and the others keep working).
 
-from __future__ import annotations
+Importing this package loads no family; the registry imports each of :data:`DEFAULT_PLUGINS`.
+"""
 
-from dpplug.hookspecs import Register, hookimpl
-from dpplug.plugins.histograms import RELEASERS
-from dpplug.plugins.partition import SELECTORS
-from dpplug.plugins.samplers import SAMPLERS
-
-
-@hookimpl
-def register_samplers(register: Register) -> None:
-    for sampler in SAMPLERS:
-        register(sampler)
-
-
-@hookimpl
-def register_partition_selectors(register: Register) -> None:
-    for selector in SELECTORS:
-        register(selector)
-
-
-@hookimpl
-def register_histogram_releasers(register: Register) -> None:
-    for releaser in RELEASERS:
-        register(releaser)
+#: The built-in families, in the order the registry loads them.
+DEFAULT_PLUGINS = (
+    "dpplug.plugins.samplers",
+    "dpplug.plugins.partition",
+    "dpplug.plugins.histograms",
+)

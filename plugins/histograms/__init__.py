@@ -1,16 +1,27 @@
-"""Built-in histogram releasers (Balcer–Vadhan §5–8; MECHANISMS.md A6–A14)."""
+"""Built-in histogram releasers (Balcer & Vadhan, "Differential Privacy on Finite Computers",
+§5–8; docs/mechanisms.md#histogram-releasers)."""
 
-from dpplug.plugins.histograms.basic import BasicHistogram
-from dpplug.plugins.histograms.compact import CompactHistogram
-from dpplug.plugins.histograms.pure_sparse import PureSparseHistogram
-from dpplug.plugins.histograms.stability import StabilityHistogram
+from dpplug.hookspecs import Register, hookimpl
+from dpplug.plugins.histograms.basic import BasicHistogramReleaser
+from dpplug.plugins.histograms.compact import CompactHistogramReleaser
+from dpplug.plugins.histograms.pure_sparse import PureSparseHistogramReleaser
+from dpplug.plugins.histograms.stability import StabilityHistogramReleaser
 
-RELEASERS = (BasicHistogram, StabilityHistogram, PureSparseHistogram, CompactHistogram)
+RELEASERS = (BasicHistogramReleaser, StabilityHistogramReleaser, PureSparseHistogramReleaser,
+CompactHistogramReleaser)
+
+
+@hookimpl
+def register_histogram_releasers(register: Register) -> None:
+    for mechanism in RELEASERS:
+        register(mechanism)
+
 
 __all__ = [
     "RELEASERS",
-    "BasicHistogram",
-    "CompactHistogram",
-    "PureSparseHistogram",
-    "StabilityHistogram",
+    "BasicHistogramReleaser",
+    "CompactHistogramReleaser",
+    "PureSparseHistogramReleaser",
+    "StabilityHistogramReleaser",
+    "register_histogram_releasers",
 ]

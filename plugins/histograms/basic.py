@@ -1,5 +1,6 @@
-"""BasicHistogram_{M,A} (Balcer–Vadhan 000 Alg. 5.1, Thm 5.2–5.3; 003 Alg. 3, Thm 5.1, Fig. 1;
-MECHANISMS.md A6): a noisy count M(c_x, U) for every label x of the declared universe.
+"""BasicHistogram_{M,A} (Balcer & Vadhan, full version Alg. 5.1, Thm 5.2–5.3; ITCS version
+Alg. 3, Thm 5.1, Fig. 1; docs/mechanisms.md#basic-histogram): a noisy count M(c_x, U) for every
+label x of the declared universe.
 
 The universe is the declared, data-independent set A of the paper (declare a smaller universe to
 release fewer bins). Replacing one row changes two counts by one each, so with a sampler whose
@@ -27,7 +28,7 @@ from dpplug.randomness import RandomSource
 MAX_DENSE_BINS = 10**8
 
 
-class BasicHistogram(HistogramReleaser):
+class BasicHistogramReleaser(HistogramReleaser):
     name = "basic-histogram"
     summary = "A noisy count for every label of a declared universe (dense, pure DP)."
     reference = "Balcer & Vadhan, Differential Privacy on Finite Computers: Alg. 5.1 / Thm 5.2"
@@ -37,8 +38,8 @@ class BasicHistogram(HistogramReleaser):
         {"universe": 'labels:["a", "b", "c", "d"]', "n": 3, "epsilon": 1, "sampler": "geosample"},
     )
 
-    def __init__(self, *, plugins: Any = None, **params: object) -> None:
-        super().__init__(plugins=plugins, **params)
+    def __init__(self, **params: object) -> None:
+        super().__init__(**params)
         self.universe = self.params["universe"]
         self.n = self.params["n"]
         if self.universe.size > MAX_DENSE_BINS:
@@ -48,7 +49,7 @@ class BasicHistogram(HistogramReleaser):
                 f"pure-sparse-histogram or compact-histogram"
             )
         gamma = self.params["beta"] / (2 * self.universe.size)  # Fig. 1 (FastSample)
-        self.sampler = build_sampler(self.name, self.params, self.plugins, gamma=gamma)
+        self.sampler = build_sampler(self.name, self.params, self.registry_in_use(), gamma=gamma)
         self.derived = {"sampler": repr(self.sampler)}
 
     @property

@@ -1,6 +1,7 @@
-"""CompactHistogram_{M,M₀} (Balcer–Vadhan 000 Lemma 8.1, Alg. 8.2, Thm 8.3, Lemma 8.4, Thm 8.6;
-003 Lemma 7.1, Alg. 9, Thm 7.2, Cor. 7.3; MECHANISMS.md A14): a dense histogram over a huge
-universe, released as n + 1 field elements, with the per-query error of the basic histogram.
+"""CompactHistogram_{M,M₀} (Balcer & Vadhan, full version Lemma 8.1, Alg. 8.2, Thm 8.3,
+Lemma 8.4, Thm 8.6; ITCS version Lemma 7.1, Alg. 9, Thm 7.2, Cor. 7.3;
+docs/mechanisms.md#compact-histogram): a dense histogram over a huge universe, released as n + 1
+field elements, with the per-query error of the basic histogram.
 
 **Field.** F = F_P for a proven prime P ≥ max(|X|, (q₀+1)·d) (:mod:`.prime_field`), instead of
 the paper's GF(2^{2·3^ℓ}). Nothing in the proof uses characteristic 2:
@@ -39,8 +40,7 @@ from gmpy2 import mpq
 from dpplug.errors import BadParameter, PluginFault
 from dpplug.exact import ceil_div, smallest_error_bound
 from dpplug.guarantee import Accuracy, ErrorBound, Guarantee
-from dpplug.histograms import CompactHistogram as CompactRelease
-from dpplug.histograms import EmptyBinLaw
+from dpplug.histograms import CompactHistogram, EmptyBinLaw
 from dpplug.kinds import HistogramReleaser, TrueCounts
 from dpplug.params import Schema
 from dpplug.plugins.histograms.prime_field import interpolate, polynomial_ring, proth_prime_at_least
@@ -57,7 +57,7 @@ from dpplug.randomness import RandomSource
 FIXED_GUARANTEE_Q = 1000
 
 
-class CompactHistogram(HistogramReleaser):
+class CompactHistogramReleaser(HistogramReleaser):
     name = "compact-histogram"
     summary = "A dense histogram over a huge universe as n+1 field elements (pure DP)."
     reference = "Balcer & Vadhan, Differential Privacy on Finite Computers: Alg. 8.2 / Thm 8.3"
@@ -67,8 +67,8 @@ class CompactHistogram(HistogramReleaser):
         {"universe": "text:2", "n": 3, "epsilon": 1},
     )
 
-    def __init__(self, *, plugins: Any = None, **params: object) -> None:
-        super().__init__(plugins=plugins, **params)
+    def __init__(self, **params: object) -> None:
+        super().__init__(**params)
         self.universe = self.params["universe"]
         self.n = n = self.params["n"]
         size = self.universe.size
@@ -79,7 +79,11 @@ class CompactHistogram(HistogramReleaser):
             )
         beta = self.params["beta"]
         self.sampler = build_sampler(
-            self.name, self.params, self.plugins, epsilon_share=mpq(9, 20), gamma=beta / (2 * size)
+            self.name,
+            self.params,
+            self.registry_in_use(),
+            epsilon_share=mpq(9, 20),
+            gamma=beta / (2 * size),
         )
         d = require_bounded(self.name, self.sampler, n)
         epsilon = self.params["epsilon"]
@@ -114,7 +118,7 @@ class CompactHistogram(HistogramReleaser):
             formula="max(sampler's a, smallest a with Pr[M₀ > a] ≤ β); at β/|X| for all labels",
         )
 
-    def _release(self, counts: TrueCounts, source: RandomSource) -> CompactRelease:
+    def _release(self, counts: TrueCounts, source: RandomSource) -> CompactHistogram:
         noisy = self.sampler.sample(counts.counts, source)
         xs, ys = list(counts.indices), []
         for value in noisy:
@@ -135,7 +139,7 @@ class CompactHistogram(HistogramReleaser):
         polynomial = interpolate(ring, xs, ys)
         coefficients = [int(c) for c in polynomial.coeffs()]
         coefficients += [0] * (self.n + 1 - len(coefficients))
-        return CompactRelease(
+        return CompactHistogram(
             self.universe,
             self.modulus,
             tuple(coefficients),

@@ -1,5 +1,6 @@
-"""KeepHeavy and its exact simulation KH′ (Balcer–Vadhan 000 Alg. 6.1, Alg. 6.4, Prop. 6.5,
-App. A; 003 Alg. 4–5; MECHANISMS.md A8, A9), as programs (:mod:`.program`).
+"""KeepHeavy and its exact simulation KH′ (Balcer & Vadhan, full version Alg. 6.1, Alg. 6.4,
+Prop. 6.5, App. A; ITCS version Alg. 4–5; docs/mechanisms.md#keepheavy-and-kh), as programs
+(:mod:`dpplug.program`).
 
 **KeepHeavy** (:func:`keep_heavy`): the basic histogram over all of X, then only the bins whose
 noisy count is *strictly* above the (n+1)-th largest noisy count (never "the top n": with
@@ -23,7 +24,7 @@ import bisect
 from collections.abc import Callable, Sequence
 
 from dpplug.kinds import CountingQuerySampler
-from dpplug.plugins.histograms.program import Noise, Program, Uniform
+from dpplug.program import Noise, Program, Uniform
 
 Released = tuple[tuple[int, int], ...]
 #: (m, k) → a program for the top k order statistics of m empty bins' noise.
@@ -39,7 +40,7 @@ def cut(noisy: Sequence[tuple[int, int]], n: int) -> Released:
 def keep_heavy(
     sampler: CountingQuerySampler, size: int, indices: Sequence[int], counts: Sequence[int]
 ) -> Program[Released]:
-    """KeepHeavy_M over the universe [0, size) (A8)."""
+    """KeepHeavy_M over the universe [0, size) (full version Alg. 6.1)."""
     dense = [0] * size
     for index, count in zip(indices, counts, strict=True):
         dense[index] = count
@@ -68,7 +69,8 @@ def kh_prime(
     counts: Sequence[int],
     order_statistics: OrderStatistics,
 ) -> Program[Released]:
-    """KH′_M (A9) with the given order-statistics sampler (exact A10 or approximate)."""
+    """KH′_M (full version Alg. 6.4) with the given order-statistics sampler (exact or
+    approximate)."""
     n = sampler.count_bounds[1]
     noisy = (yield Noise(sampler, counts)) if len(indices) else ()
     picked = yield from distinct_elements(size, indices, n + 1)

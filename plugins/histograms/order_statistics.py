@@ -1,15 +1,17 @@
 """The top k order statistics of m iid draws of M(0, U), exactly and approximately
-(Balcer–Vadhan 000 Prop. 6.6 / Alg. 6.7 and Alg. 6.20; MECHANISMS.md A10, A12).
+(Balcer & Vadhan, full version Prop. 6.6 / Alg. 6.7 and Alg. 6.20;
+docs/mechanisms.md#order-statistics).
 
 Both are programs (:mod:`.program`) returning (v_0 ≥ v_1 ≥ … ≥ v_{k−1}) for draws with scaled
 CDF F on [0, top] (F(top) = d).
 
-**Exact, corrected binomial method** (:func:`exact_order_statistics`, A10). For v = top … 1:
-ℓ_v ~ Bin(m − assigned, p_v) with p_v = (F(v) − F(v−1))/F(v), clamped to what is still missing,
-then v repeated ℓ_v times; the rest are 0. Given the counts above v, the remaining draws are iid
-conditioned on being ≤ v, hence the binomial. The ITCS version (003 Alg. 6) instead draws from
-(F(z)/F(v))^i, which is only right for continuous laws (the tests keep the counterexample).
-Its cost is linear in m, so it serves small universes and the tests.
+**Exact, corrected binomial method** (:func:`exact_order_statistics`, full version Alg. 6.7,
+corrected). For v = top … 1: ℓ_v ~ Bin(m − assigned, p_v) with p_v = (F(v) − F(v−1))/F(v),
+clamped to what is still missing, then v repeated ℓ_v times; the rest are 0. Given the counts
+above v, the remaining draws are iid conditioned on being ≤ v, hence the binomial. The ITCS
+version (Alg. 6) instead draws from (F(z)/F(v))^i, which is only right for continuous laws (the
+tests keep the counterexample). Its cost is linear in m, so it serves small universes and the
+tests.
 
 **Approximate, certified** (:func:`approximate_order_statistics`). The same law, sampled in jumps
 instead of value by value, as the issue suggests: while nothing is assigned below v_hi, a single
@@ -53,7 +55,7 @@ from typing import Any
 from gmpy2 import mpq, mpz
 
 from dpplug.exact import ceil_div, ceil_log2
-from dpplug.plugins.histograms.program import Bits, Categorical, Prefix, Program
+from dpplug.program import Bits, Categorical, Prefix, Program
 
 Cdf = Callable[[int], int]
 
@@ -66,7 +68,8 @@ def binomial_pmf(trials: int, p: Any) -> dict[int, Any]:
 
 
 def exact_order_statistics(cdf: Cdf, top: int, m: int, k: int) -> Program[tuple[int, ...]]:
-    """The top k of m iid draws with scaled CDF *cdf* on [0, top] (A10, corrected binomial)."""
+    """The top k of m iid draws with scaled CDF *cdf* on [0, top] (the corrected binomial
+    method)."""
     values: list[int] = []
     for v in range(top, 0, -1):
         if len(values) == k:

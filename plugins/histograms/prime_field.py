@@ -1,8 +1,8 @@
 """The prime field of CompactHistogram: a proven prime modulus and fast interpolation.
 
-Balcer–Vadhan (000 Lemma 8.1) use GF(2^{2·3^ℓ}); any finite field F of size P works the same way
-(see :mod:`.compact`). Here F = F_P for a prime P, whose arithmetic and polynomial products come
-from python-flint (``fmpz_mod_poly``, FLINT's fast multiplication).
+Balcer & Vadhan (full version, Lemma 8.1) use GF(2^{2·3^ℓ}); any finite field F of size P works the
+same way (see :mod:`.compact`). Here F = F_P for a prime P, whose arithmetic and polynomial products
+come from python-flint (``fmpz_mod_poly``, FLINT's fast multiplication).
 
 **Prime.** :func:`proth_prime_at_least` returns the smallest prime of the form h·2^k + 1 with
 h < 2^k above a target, k = ⌈bits/2⌉ + 1. Proth's theorem makes it *proven*: such a number is

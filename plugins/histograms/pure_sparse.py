@@ -1,5 +1,6 @@
-"""PureSparseHistogram_{M,ε,β₂} (Balcer–Vadhan 003 Alg. 8, Thm 6.6, Fig. 2; 000 Alg. 6.9,
-Thm 6.10–6.11; MECHANISMS.md A9, A12, A13): a sparse histogram over a huge universe with pure DP.
+"""PureSparseHistogram_{M,ε,β₂} (Balcer & Vadhan, ITCS version Alg. 8, Thm 6.6, Fig. 2; full
+version Alg. 6.9, Thm 6.10–6.11; docs/mechanisms.md#pure-sparse-histogram): a sparse histogram
+over a huge universe with pure DP.
 
 1. With probability 1 − β₂ release M′(D) = KH′ (:mod:`.keep_heavy`) with the approximate order
    statistics of :mod:`.order_statistics`, whose output law is within δ in total variation of
@@ -9,7 +10,7 @@ Thm 6.10–6.11; MECHANISMS.md A9, A12, A13): a sparse histogram over a huge uni
 
 Both outputs are in canonical order.
 
-**Privacy (mixing, 000 Lemma 3.2 / A5).** KeepHeavy is e^ε-DP with e^ε = L², L the sampler's
+**Privacy (mixing, full version Lemma 3.2).** KeepHeavy is e^ε-DP with e^ε = L², L the sampler's
 exact per-count bound. Its outputs lie in R = H_{n,n}(X) (at most n bins, counts in [1, n]), and
 step 2 gives every h ∈ R probability at least
 
@@ -44,13 +45,13 @@ from dpplug.kinds import HistogramReleaser, TrueCounts
 from dpplug.params import Schema, unit_fraction
 from dpplug.plugins.histograms.keep_heavy import Released, kh_prime
 from dpplug.plugins.histograms.order_statistics import approximate_order_statistics, bits_for
-from dpplug.plugins.histograms.program import Program, Uniform, run
 from dpplug.plugins.histograms.sampler_choice import (
     REPLACE_ONE,
     build_sampler,
     releaser_params,
     require_bounded,
 )
+from dpplug.program import Program, Uniform, run
 from dpplug.randomness import RandomSource
 
 
@@ -67,7 +68,7 @@ def random_histogram(size: int, n: int) -> Program[Released]:
     return tuple(released)
 
 
-class PureSparseHistogram(HistogramReleaser):
+class PureSparseHistogramReleaser(HistogramReleaser):
     name = "pure-sparse-histogram"
     summary = "At most n noisy bins over a huge universe, pure DP (KH′ mixed with a random one)."
     reference = "Balcer & Vadhan, Differential Privacy on Finite Computers: Alg. 6.9 / Thm 6.10"
@@ -77,8 +78,8 @@ class PureSparseHistogram(HistogramReleaser):
         {"universe": "bytes:2", "n": 3, "epsilon": 1},
     )
 
-    def __init__(self, *, plugins: Any = None, **params: object) -> None:
-        super().__init__(plugins=plugins, **params)
+    def __init__(self, **params: object) -> None:
+        super().__init__(**params)
         self.universe = self.params["universe"]
         self.n = n = self.params["n"]
         size = self.universe.size
@@ -88,7 +89,8 @@ class PureSparseHistogram(HistogramReleaser):
                 f"{size} and n = {n}; declare a larger universe or use basic-histogram"
             )
         beta = self.params["beta"]
-        self.sampler = build_sampler(self.name, self.params, self.plugins, gamma=beta / (4 * size))
+        plugins = self.registry_in_use()
+        self.sampler = build_sampler(self.name, self.params, plugins, gamma=beta / (4 * size))
         require_bounded(self.name, self.sampler, n)
         self.beta2 = unit_fraction(beta / 6)
         exp_epsilon = self.sampler.guarantee.exp_epsilon ** 2

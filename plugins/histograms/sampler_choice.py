@@ -1,12 +1,12 @@
 """The parameters every built-in releaser shares, and the counting-query sampler it runs.
 
 Balcer–Vadhan parameterise BasicHistogram, StabilityHistogram, KeepHeavy/PureSparseHistogram and
-CompactHistogram by a counting-query algorithm M that is (ε/2, 0)-DP for one count (000 Def. 4.1).
-Here M is *any* registered :class:`~dpplug.kinds.CountingQuerySampler`, named by ``sampler``:
-the releaser creates it with ``n`` (the releaser's n) and ``epsilon`` (the releaser's ε times a
-share, ½ for replace-one) when the sampler declares those parameters, γ from the paper's tables
-when it declares ``gamma`` and ``sampler_options`` does not set it, and ``sampler_options`` for
-everything else. A sampler without an ``epsilon`` parameter (a fixed guarantee, such as
+CompactHistogram by a counting-query algorithm M that is (ε/2, 0)-DP for one count (full version,
+Def. 4.1). Here M is *any* registered :class:`~dpplug.kinds.CountingQuerySampler`, named by
+``sampler``: the releaser creates it with ``n`` (the releaser's n) and ``epsilon`` (the releaser's ε
+times a share, ½ for replace-one) when the sampler declares those parameters, γ from the paper's
+tables when it declares ``gamma`` and ``sampler_options`` does not set it, and ``sampler_options``
+for everything else. A sampler without an ``epsilon`` parameter (a fixed guarantee, such as
 randomized response) is used as it is, and ``epsilon`` must then be left out.
 """
 
@@ -18,9 +18,9 @@ from gmpy2 import mpq
 
 from dpplug.errors import BadParameter
 from dpplug.guarantee import Neighbouring, Relation
-from dpplug.kinds import CountingQuerySampler, Kind
+from dpplug.kinds import SAMPLER, CountingQuerySampler
 from dpplug.params import Param, count_bound_param
-from dpplug.registry import Registry, registry
+from dpplug.plugin_registry import Registry
 
 #: Balcer–Vadhan's relation: one row replaced by another, n public.
 REPLACE_ONE = Neighbouring(Relation.REPLACE_ONE)
@@ -78,16 +78,16 @@ def releaser_params(default_sampler: str) -> tuple[Param, ...]:
 def build_sampler(
     releaser: str,
     params: dict[str, Any],
-    plugins: Registry | None,
+    registry: Registry,
     epsilon_share: Any = HALF,
     gamma: Any = None,
 ) -> CountingQuerySampler:
     """The sampler *params* name, built for this releaser (see the module docstring)."""
     name = params["sampler"]
-    entry = (plugins or registry()).get(name)
-    if entry.kind is not Kind.SAMPLER:
+    entry = registry.get(name)
+    if entry.kind is not SAMPLER:
         raise BadParameter(
-            f"sampler={name!r} is a {entry.kind.value}, not a counting-query sampler; run "
+            f"sampler={name!r} is a {entry.kind.name}, not a counting-query sampler; run "
             f"`dpplug list` and pick a sampler, e.g. sampler='fastsample'"
         )
     declared = {p.name for p in entry.cls.schema}

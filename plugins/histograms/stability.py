@@ -1,5 +1,6 @@
-"""StabilityHistogram_{M,t} (Balcer–Vadhan 000 Alg. 5.4, Thm 5.5–5.6; 003 Thm 1.3;
-MECHANISMS.md A7): noisy counts of the nonempty bins only, released when above a threshold t.
+"""StabilityHistogram_{M,t} (Balcer & Vadhan, full version Alg. 5.4, Thm 5.5–5.6; ITCS version
+Thm 1.3; docs/mechanisms.md#stability-histogram): noisy counts of the nonempty bins only,
+released when above a threshold t.
 
 1. A = {x : c_x > 0};  2. c̃_x = M(c_x, U) for x ∈ A;  3. release {(x, c̃_x) : c̃_x > t}, in
 canonical order.
@@ -46,7 +47,7 @@ _DELTA = Param(
 )
 
 
-class StabilityHistogram(HistogramReleaser):
+class StabilityHistogramReleaser(HistogramReleaser):
     name = "stability-histogram"
     summary = "Noisy counts of the nonempty bins above an exact threshold (approximate DP)."
     reference = "Balcer & Vadhan, Differential Privacy on Finite Computers: Alg. 5.4 / Thm 5.5"
@@ -58,12 +59,12 @@ class StabilityHistogram(HistogramReleaser):
     )
     releases_empty_bins = False
 
-    def __init__(self, *, plugins: Any = None, **params: object) -> None:
-        super().__init__(plugins=plugins, **params)
+    def __init__(self, **params: object) -> None:
+        super().__init__(**params)
         self.universe = self.params["universe"]
         self.n = self.params["n"]
         gamma = self.params["delta"] / 2
-        self.sampler = build_sampler(self.name, self.params, self.plugins, gamma=gamma)
+        self.sampler = build_sampler(self.name, self.params, self.registry_in_use(), gamma=gamma)
         d = require_bounded(self.name, self.sampler, self.n)
         floor = d - d * self.params["delta"]  # F(1, t) ≥ d(1 − δ)
         self.threshold = smallest_at_least(

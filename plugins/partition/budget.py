@@ -1,11 +1,12 @@
 """Turning a selector's (ε, δ) into what one partition may spend, and back (Desfontaines et al.
-§5; MECHANISMS.md B7–B8).
+§5; docs/mechanisms.md#contributions-to-several-partitions-and-bounded-dp).
 
 A privacy unit contributes to at most ℓ₀ partitions (``max_partitions_contributed``); under
 bounded DP (``replace_one``) replacing a unit changes up to 2ℓ₀ partitions. Partitions are
 independent coordinates, so each may spend ε_c = ε/c and δ_c = 1 − (1 − δ)^{1/c} for c such
 coordinates, and c coordinates of (ε_c, δ_c) compose to (c·ε_c, 1 − (1 − δ_c)^c), the tight
-composition of independent (ε_c, δ_c) releases (verified exactly for c = 2, 3 in MECHANISMS.md §E).
+composition of independent (ε_c, δ_c) releases (verified exactly for c = 2, 3 in
+tests/plugins/partition/test_selector_privacy.py).
 
 Everything is exact: e^{ε_c} is rounded down to a dyadic rational L_c and δ_c is rounded down, so
 the declared guarantee (L_c^c, 1 − (1 − δ̂_c)^c), with δ̂_c the per-partition δ actually achieved,

@@ -1,5 +1,5 @@
-"""Gaussian thresholding, the non-weighted baseline of Gopi et al. 2020 (MECHANISMS.md B6), with
-exact keep decisions.
+"""Gaussian thresholding, the non-weighted baseline of Gopi et al. 2020
+(docs/mechanisms.md#gaussian-thresholding), with exact keep decisions.
 
 Per partition (ε_c, δ_c): σ is the smallest noise scale for which the Gaussian mechanism of
 sensitivity 1 is (ε_c, δ_c/2)-DP (Balle–Wang 2018, Thm 8: Φ(1/(2σ) − εσ) − e^ε Φ(−1/(2σ) − εσ)

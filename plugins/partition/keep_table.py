@@ -6,7 +6,7 @@ the optimal recurrence of Desfontaines et al. (Lemma 1), optionally capped by a 
 
     v(n+1) = ⌊2^63 · min(target(n+1), L·π̂(n) + δ, 1 − (1 − δ − π̂(n))/L, 1)⌋.
 
-Every term of the min is an upper bound that keeps the four inequalities of B1 true, and
+Every term of the min is an upper bound that keeps the four inequalities of Lemma 1 true, and
 rounding down keeps them true too (π̂ is non-decreasing, so the other two inequalities hold
 trivially), so π̂ is exactly (ln L, δ)-DP for one partition whatever the target; the exact
 per-partition δ actually used, max over n of the four inequalities' slack, is computed by

@@ -1,5 +1,5 @@
 """Laplace thresholding, the baseline of PipelineDP and Google's library (Korolova et al. 2009;
-Desfontaines et al. Def. 9; MECHANISMS.md B5), with exact keep decisions.
+Desfontaines et al. Def. 9; docs/mechanisms.md#laplace-thresholding), with exact keep decisions.
 
 Per partition (ε_c, δ_c), the baseline keeps a partition iff n + Lap(1/ε_c) > τ with
 τ = 1 + ln(1/(2δ_c))/ε_c (δ_c ≤ 1/2; Google's 1 + ln(2(1 − δ_c))/ε_c above), so it keeps with

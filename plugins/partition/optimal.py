@@ -1,5 +1,5 @@
 """The optimal partition selection primitive π_{ε,δ} (Desfontaines, Voss, Gipson, Mandayam 2020,
-Def. 3–4, Lemma 1–5, Thm 1–3; MECHANISMS.md B1), exact.
+Def. 3–4, Lemma 1–5, Thm 1–3; docs/mechanisms.md#optimal-partition-selection), exact.
 
 With L = e^ε rational, :func:`keep_probabilities` is the recurrence of Lemma 1,
 π(0) = 0, π(n+1) = min(L·π(n) + δ, 1 − (1 − δ − π(n))/L, 1), and :func:`closed_form` the closed

@@ -1,15 +1,16 @@
-"""Thresholding with k-TSGD noise (Desfontaines et al., Def. 8, Thm 5–6; MECHANISMS.md B3–B4,
-B9), releasing the noisy count of every kept partition.
+"""Thresholding with k-TSGD noise (Desfontaines et al., Def. 8, Thm 5–6, and §5 for public
+partitions; docs/mechanisms.md#truncated-geometric-thresholding), releasing the noisy count of
+every kept partition.
 
 Each partition present in the data gets iid noise X ~ k-TSGD (:class:`TruncatedGeometric` with
 the per-partition (ε_c, δ_c), e^{ε_c} rational) and is released with its noisy count n + X iff
-n − m + 1 + X ≥ k + 1 (m the pre-threshold; m = 1 is plain B4). An absent partition would get at
+n − m + 1 + X ≥ k + 1 (m the pre-threshold; m = 1 is plain Def. 8). An absent partition would get at
 most k, so this equals adding noise to every partition and thresholding: (ε_c, δ′)-DP per
 partition with δ′ = Pr[X = k] ≤ δ_c, composed over the ℓ₀ (or 2ℓ₀) partitions a unit touches.
 When (1/ε)ln((e^ε + 2δ − 1)/((e^ε + 1)δ)) is an integer its keep probability is exactly the
 optimal π (Thm 5).
 
-Public partitions (B9): with ``public_threshold`` τ_pub, a partition marked public in ``select``
+Public partitions (§5): with ``public_threshold`` τ_pub, a partition marked public in ``select``
 (it may have 0 units) is released iff its noisy count reaches τ_pub, any data-independent
 integer; this is post-processing of the same noisy counts.
 """
@@ -45,7 +46,8 @@ class TruncatedGeometricThresholding(PartitionSelector):
             Param(
                 "public_threshold",
                 "integer",
-                "τ_pub: release a public partition iff its noisy count reaches it (B9).",
+                "τ_pub: release a public partition iff its noisy count reaches it "
+                "(Desfontaines et al. §5).",
                 low=-(1 << 40),
                 high=1 << 40,
                 optional=True,

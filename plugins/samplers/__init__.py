@@ -1,5 +1,6 @@
 """Built-in counting-query samplers (Balcer–Vadhan §4; Desfontaines et al. Def. 6–7)."""
 
+from dpplug.hookspecs import Register, hookimpl
 from dpplug.plugins.samplers.discrete_laplace import DiscreteLaplace
 from dpplug.plugins.samplers.fastsample import FastSample
 from dpplug.plugins.samplers.fixedpoint_geometric import FixedPointGeometric
@@ -8,6 +9,13 @@ from dpplug.plugins.samplers.truncated_geometric import TruncatedGeometric
 
 SAMPLERS = (GeoSample, FastSample, FixedPointGeometric, TruncatedGeometric, DiscreteLaplace)
 
+
+@hookimpl
+def register_samplers(register: Register) -> None:
+    for mechanism in SAMPLERS:
+        register(mechanism)
+
+
 __all__ = [
     "SAMPLERS",
     "DiscreteLaplace",
@@ -15,4 +23,5 @@ __all__ = [
     "FixedPointGeometric",
     "GeoSample",
     "TruncatedGeometric",
+    "register_samplers",
 ]

@@ -1,7 +1,7 @@
 """The discrete Laplace (two-sided geometric) mechanism with a rational ratio, sampled exactly.
 
 c + Z with Pr[Z = z] = ((1−α)/(1+α))·α^{|z|} for every integer z (Ghosh–Roughgarden–Sundararajan;
-MECHANISMS.md A1 with e^{−1/s} = α). α is e^{−ε} rounded *up* to a dyadic rational m/2^q, so the
+docs/mechanisms.md#discrete-laplace). α is e^{−ε} rounded *up* to a dyadic rational m/2^q, so the
 likelihood ratio of neighbouring counts is exactly 1/α ≤ e^ε.
 
 Z = G₁ − G₂ for two independent geometrics with Pr[G ≥ g] = α^g; each trial of a geometric is

@@ -1,5 +1,6 @@
-"""FastSample_{n,ε,γ}: a truncated geometric core mixed with uniform output (Balcer–Vadhan 000
-Thm 4.10, Alg. 4.11, Lemma 4.12, and the mixing Lemma 3.2; MECHANISMS.md A4, A5).
+"""FastSample_{n,ε,γ}: a truncated geometric core mixed with uniform output (Balcer & Vadhan,
+full version Thm 4.10, Alg. 4.11, Lemma 4.12, and the mixing Lemma 3.2;
+docs/mechanisms.md#fastsample).
 
 The core is clamp(c + Z_t, 0, n), where Z_t is the two-sided geometric of ratio x/(x+1) with
 |Z| > t moved to 0. With d′ = (2x+1)(x+1)^t its scaled CDF F′(c, z) is
@@ -16,7 +17,7 @@ TV(core, reference) ≤ Pr[|Z| > t] = (2x/(2x+1))(x/(x+1))^t. Lemma 3.2 makes th
 DP with the same ratio (x+1)/x when that TV is at most tanh(ε̃/4)·(γ/(1−γ))/(n+1), where
 tanh(ε̃/4) = 1/(2x+1) exactly. So t is the smallest integer with 2x·x^t·(1/γ−1)(n+1) ≤ (x+1)^t,
 checked in integers. t is **never capped at n**: the public reference code's cap t ≤ n breaks
-privacy (n=3, ε=1/2, γ=1/10 gives a ratio of 5.09, MECHANISMS.md A4).
+privacy (n=3, ε=1/2, γ=1/10 gives a ratio of 5.09; docs/mechanisms.md#fastsample).
 """
 
 from __future__ import annotations

@@ -1,5 +1,6 @@
 """The clamped geometric mechanism on a 63-bit fixed-point table: exact pure DP, strict time,
-vectorised (the fast route of Balcer–Vadhan 000 §3, with the privacy ratio enforced directly).
+vectorised (the fast route of Balcer & Vadhan, full version §3, with the privacy ratio enforced
+directly; docs/mechanisms.md#fixedpoint-geometric).
 
 Balcer–Vadhan approximate an ideal mechanism within a small total-variation distance and restore
 pure DP by mixing (Lemma 3.2). Here the table itself is built so that its exact rational law is

@@ -1,4 +1,5 @@
-"""Parameters shared by GeoSample and FastSample (Balcer–Vadhan 000 Thm 4.7 / Lemma 4.9).
+"""Parameters shared by GeoSample and FastSample (Balcer & Vadhan, full version Thm 4.7 /
+Lemma 4.9).
 
 A dpplug sampler's ``epsilon`` is its own guarantee for one counting query of sensitivity 1. The
 paper's GeometricMechanism_{n,ε′} is ε′/2-DP for a counting query, so the paper parameter is

@@ -1,5 +1,5 @@
-"""GeoSample_{n,ε}: the exact clamped geometric mechanism (Balcer–Vadhan 000 Thm 4.7, Alg. 4.8,
-Lemma 4.9; 003 Thm 4.5; MECHANISMS.md A3).
+"""GeoSample_{n,ε}: the exact clamped geometric mechanism (Balcer & Vadhan, full version
+Thm 4.7, Alg. 4.8, Lemma 4.9; ITCS version Thm 4.5; docs/mechanisms.md#geosample).
 
 With x = 2^K (see :mod:`.geometric_params`) and d = (2x+1)(x+1)^{n−1}, the scaled CDF of the
 output for true count c is F(c, z) = G(z − c) for 0 ≤ z < n and d for z ≥ n, where

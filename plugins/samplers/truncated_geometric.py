@@ -1,14 +1,11 @@
 """k-TSGD: the truncated symmetric geometric distribution (Desfontaines et al., Def. 6–7,
-Thm 4; MECHANISMS.md B2–B3), sampled exactly with a rational e^ε.
+Thm 4; docs/mechanisms.md#truncated-geometric), sampled exactly with a rational e^ε.
 
 e^ε is rounded down to a rational L = a/b (so ε̃ = ln L ≤ ε, within ε/1024). The noise X on
 {−k, …, k} has integer weights w_x = a^{k−|x|}·b^{|x|}, the two-sided geometric conditioned on
 |X| ≤ k, and k is the smallest integer with Pr[X = k] = (L−1)/((L+1)L^k − 2) ≤ δ. The release
 c + X is (ε̃, δ′)-DP for counts differing by one, with δ′ = Pr[X = k] ≤ δ exactly: neighbouring
 outputs have likelihood ratio at most L except at the extreme value, whose mass is δ′.
-
-Given a count bound ``n``, the release is clamp(c + X, 0, n), a counting-query sampler on [0, n]
-as Balcer–Vadhan's releasers need (clamping is post-processing); without one it is c + X on ℤ.
 
 Given a count bound ``n``, the release is clamp(c + X, 0, n), a counting-query sampler on [0, n]
 as Balcer–Vadhan's releasers need (clamping is post-processing); without one it is c + X on ℤ.

@@ -171,13 +171,17 @@ def seeded(monkeypatch: pytest.MonkeyPatch) -> Callable[[int], None]:
     ``SeededSource(s)`` per call, so two measurements given the same input behave the same."""
 
     def use(seed: int) -> None:
-        monkeypatch.setattr(
-            dpplug.kinds,
-            "default_source",
-            lambda source: dpplug.SeededSource(seed) if source is None else source,
+        _default_source(
+            monkeypatch, lambda source: dpplug.SeededSource(seed) if source is None else source
         )
 
     return use
+
+
+def _default_source(monkeypatch: pytest.MonkeyPatch, replacement: Any) -> None:
+    """Replace ``default_source`` in every kind's module (what its calls use without a source)."""
+    for kind in dpplug.KINDS:
+        monkeypatch.setattr(sys.modules[kind.base.__module__], "default_source", replacement)
 
 
 @pytest.fixture
@@ -185,9 +189,7 @@ def draws(monkeypatch: pytest.MonkeyPatch) -> dpplug.SeededSource:
     """One shared source behind every default draw, to count what a failing call drew."""
     source = dpplug.SeededSource(5)
     source.uniform(1000)  # not trivially at 0 draws
-    monkeypatch.setattr(
-        dpplug.kinds, "default_source", lambda given: source if given is None else given
-    )
+    _default_source(monkeypatch, lambda given: source if given is None else given)
     return source
 
 
@@ -206,23 +208,38 @@ def third_party() -> Iterator[ModuleType]:
 # --------------------------------------------------------------------------------------------
 
 
-def test_make_measurement_enables_its_features_in_a_fresh_process() -> None:
+def test_consent_to_user_code_stays_the_users_in_a_fresh_process() -> None:
+    """Without OpenDP's "honest-but-curious" feature every constructor refuses with a dpplug
+    error saying how to opt in, and enables nothing itself; after the user's explicit
+    ``enable_features()`` the same call works."""
     out = run_fresh(
         """
         import json
         import opendp.prelude as dp
         from opendp.mod import GLOBAL_FEATURES
-        from dpplug.adapters.opendp import make_measurement
-        before = sorted(GLOBAL_FEATURES)
-        m = make_measurement(
-            "geosample", dp.atom_domain(T="i64"), dp.absolute_distance(T="i64"),
-            n=100, epsilon=0.5,
-        )
-        print(json.dumps({"before": before, "after": sorted(GLOBAL_FEATURES),
-                          "release": m(7), "map": m.map(1)}))
+        import dpplug
+        from dpplug.adapters.opendp import (
+            enable_features, make_measurement, register_context_constructors)
+        args = ("geosample", dp.atom_domain(T="i64"), dp.absolute_distance(T="i64"))
+        result = {"before": sorted(GLOBAL_FEATURES), "refused": []}
+        dp.enable_features("contrib")  # OpenDP's own feature, without the consent
+        for call in (lambda: make_measurement(*args, n=100, epsilon=0.5),
+                     register_context_constructors):
+            try:
+                call()
+            except dpplug.NotSupported as exc:
+                result["refused"].append(str(exc))
+        result["still"] = sorted(GLOBAL_FEATURES)
+        enable_features()
+        m = make_measurement(*args, n=100, epsilon=0.5)
+        result.update(after=sorted(GLOBAL_FEATURES), release=m(7), map=m.map(1))
+        print(json.dumps(result))
         """
     )
     assert out["before"] == []
+    assert len(out["refused"]) == 2
+    assert all("enable_features()" in message for message in out["refused"])
+    assert out["still"] == ["contrib"]
     assert {"contrib", "honest-but-curious"} <= set(out["after"])
     assert 0 <= out["release"] <= 100
     assert out["map"] == pytest.approx(math.log(1.5), rel=1e-15)
@@ -452,14 +469,12 @@ def test_bad_distances_are_rejected() -> None:
         selector.map((1, 1))
 
     # The adapter's own checks (what OpenDP would pass on if its conversion let them through)
-    geo = dpplug.create("geosample", n=100, epsilon=0.5)
     for bad in (-1, math.nan, 1.5, True, "1", None):
         with pytest.raises(dpplug.BadParameter):
-            adapter._sampler_map(geo)(bad)
-    opt = dpplug.create("optimal-partition-selection", epsilon=EPS, delta=DELTA)
+            adapter._count_distance(bad)
     for bad in [(1, 1), (1, 1.0, 1), (1, 1, True), (1, 1, -2), (math.nan, 1, 1), 1.5]:
         with pytest.raises(dpplug.BadParameter):
-            adapter._selector_map(opt)(bad)
+            adapter._label_distance(bad)
 
 
 def test_sampler_data_outside_the_domain_releases_nothing(
@@ -470,7 +485,7 @@ def test_sampler_data_outside_the_domain_releases_nothing(
     for bad in (1.5, "3", None, [3]):
         with pytest.raises(NOT_CONVERTIBLE):
             m(bad)
-    for bad, text in [(101, r"geosample counts must be in \[0, 100\], got 101"), (-1, "got -1")]:
+    for bad, text in [(101, r"geosample count must be in \[0, 100\], got 101"), (-1, "got -1")]:
         with pytest.raises(dp.OpenDPException, match=text):
             m(bad)
     assert draws.draws == before
@@ -513,7 +528,7 @@ def test_wrong_domain_or_metric_is_bad_parameter() -> None:
         make_measurement(
             "geosample", dp.atom_domain(T=float), dp.absolute_distance(T=float), n=9, epsilon=1
         )
-    with pytest.raises(dpplug.BadParameter, match="a dpplug partition selector needs map_domain"):
+    with pytest.raises(dpplug.BadParameter, match=r"partition-selector\) needs map_domain"):
         make_measurement("optimal-partition-selection", *i64(), epsilon=EPS, delta=DELTA)
     with pytest.raises(dpplug.BadParameter):  # integer labels
         make_measurement(
@@ -909,8 +924,8 @@ def test_serialise_refuses_what_dpplug_did_not_build() -> None:
 
 def test_context_api_in_a_fresh_process() -> None:
     """``register_context_constructors`` registers globally and refuses to register twice (OpenDP
-    raises on a duplicate name), so this runs in its own interpreter; features are not enabled
-    by the script. Registered constructors take ``**params``: chaining after ``.count()`` and
+    raises on a duplicate name), so this runs in its own interpreter, which opts in to OpenDP's
+    features itself. Registered constructors take ``**params``: chaining after ``.count()`` and
     ``.count_by()`` works, but OpenDP's Context cannot see a missing parameter to search for,
     so leaving one out is a dpplug BadParameter, not a binary search."""
     out = run_fresh(
@@ -919,8 +934,9 @@ def test_context_api_in_a_fresh_process() -> None:
         import opendp.prelude as dp
         from opendp.mod import GLOBAL_FEATURES
         import dpplug
-        from dpplug.adapters.opendp import register_context_constructors
+        from dpplug.adapters.opendp import enable_features, register_context_constructors
         result = {"features_before": sorted(GLOBAL_FEATURES)}
+        enable_features()
         result["names"] = register_context_constructors()
         unit = dp.unit_of(contributions=1)
 
@@ -984,11 +1000,11 @@ def test_context_api_in_a_fresh_process() -> None:
 def test_a_third_party_plugin_is_a_measurement_with_no_extra_code(third_party: ModuleType) -> None:
     plugins = dpplug.Registry.load([third_party], entry_points=False)
     assert "randomized-response" in plugins
-    m = make_measurement("randomized-response", *i64(), plugins=plugins)
+    m = make_measurement("randomized-response", *i64(), registry=plugins)
     assert_rounded_up(m.map(1), ln(Fraction(3)))  # e^ε = 3 exactly
     assert_rounded_up(m.map(2), ln(Fraction(9)))
     assert {m(0) for _ in range(50)} <= {0, 1} and {m(1) for _ in range(50)} <= {0, 1}
-    with pytest.raises(dp.OpenDPException, match=r"counts must be in \[0, 1\]"):
+    with pytest.raises(dp.OpenDPException, match=r"count must be in \[0, 1\]"):
         m(2)
     # Available through the chain helpers too: the measurement is an ordinary OpenDP one.
     geosample = make_measurement("geosample", *i64(), n=1, epsilon=1)  # e^ε = 3/2

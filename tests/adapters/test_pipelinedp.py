@@ -55,7 +55,7 @@ import dpplug  # noqa: E402
 from dpplug.adapters import pipelinedp as adapter  # noqa: E402
 from dpplug.adapters.pipelinedp import (  # noqa: E402
     DPEngine,
-    histogram_release,
+    central_release,
     partition_selection,
     sampler,
 )
@@ -524,14 +524,14 @@ def _histogram(backend: Any, col: Any) -> tuple[Any, Any]:
         partition_extractor=operator.itemgetter(1),
         value_extractor=lambda row: 1,
     )
-    spec = histogram_release("stability-histogram", **HISTOGRAM)
-    released = engine.release_histogram(col, spec, extractors)
+    spec = central_release("stability-histogram", **HISTOGRAM)
+    released = engine.release(col, spec, extractors)
     accountant.compute_budgets()
     return released, accountant
 
 
 def _check_histogram(released: dict[str, int], accountant: Any) -> None:
-    budget = _spec(accountant, "Histogram (stability-histogram)")
+    budget = _spec(accountant, "Central release (stability-histogram)")
     assert budget.mechanism_type is MechanismType.GENERIC
     releaser = dpplug.create(
         "stability-histogram",
@@ -546,14 +546,14 @@ def _check_histogram(released: dict[str, int], accountant: Any) -> None:
         assert abs(released[label] - truth) <= a
 
 
-def test_histogram_release_on_local_backend() -> None:
+def test_central_release_on_local_backend() -> None:
     released, accountant = _histogram(pipeline_dp.LocalBackend(), UNIT_ROWS)
     (histogram,) = list(released)
     _check_histogram(histogram.to_dict(), accountant)
 
 
 @pytest.mark.parametrize("mode", ["in_memory", "multi_processing"])
-def test_histogram_release_on_beam(mode: str, tmp_path: Path) -> None:
+def test_central_release_on_beam(mode: str, tmp_path: Path) -> None:
     options = PipelineOptions(
         flags=[], runner="DirectRunner", direct_running_mode=mode, direct_num_workers=2
     )
@@ -570,14 +570,14 @@ def test_histogram_release_on_beam(mode: str, tmp_path: Path) -> None:
     _check_histogram(dict(json.loads(line)), accountant)
 
 
-def test_histogram_release_on_spark(spark_context: Any) -> None:
+def test_central_release_on_spark(spark_context: Any) -> None:
     rdd = spark_context.parallelize(UNIT_ROWS, 2)
     released, accountant = _histogram(pipeline_dp.SparkRDDBackend(spark_context), rdd)
     (histogram,) = released.collect()
     _check_histogram(histogram.to_dict(), accountant)
 
 
-def test_histogram_release_without_data_still_releases() -> None:
+def test_central_release_without_data_still_releases() -> None:
     released, _ = _histogram(pipeline_dp.LocalBackend(), [])
     (histogram,) = list(released)
     assert len(histogram) == 0
@@ -600,17 +600,17 @@ def test_histogram_release_without_data_still_releases() -> None:
             dpplug.BadParameter,
             "pre_threshold",
         ),
-        (lambda: partition_selection("geosample"), dpplug.BadParameter, "not a partition"),
+        (lambda: partition_selection("geosample"), dpplug.BadParameter, "as partition-selection"),
         (lambda: sampler("truncated-geometric", delta=1e-6), dpplug.BadParameter, "pure"),
-        (lambda: sampler("optimal-partition-selection"), dpplug.BadParameter, "not a sampler"),
-        (lambda: histogram_release("geosample"), dpplug.BadParameter, "not a histogram"),
+        (lambda: sampler("optimal-partition-selection"), dpplug.BadParameter, "as count-noise"),
+        (lambda: central_release("geosample"), dpplug.BadParameter, "as central-release"),
         (
-            lambda: histogram_release("stability-histogram", universe="text:1", n=10, delta=0.1),
+            lambda: central_release("stability-histogram", universe="text:1", n=10, delta=0.1),
             dpplug.BadParameter,
             "delta",
         ),
         (
-            lambda: histogram_release("pure-sparse-histogram", universe="range:0:3", n=10),
+            lambda: central_release("pure-sparse-histogram", universe="range:0:3", n=10),
             dpplug.BadParameter,
             "4n",
         ),
@@ -640,7 +640,7 @@ def _engine(**kwargs: Any) -> Any:
 
 def test_engine_rejects_misplaced_specs_before_running() -> None:
     misplaced = sampler("discrete-laplace")
-    with pytest.raises(dpplug.BadParameter, match="not a partition selector"):
+    with pytest.raises(dpplug.BadParameter, match="as partition-selection"):
         _engine().select_partitions(
             ROWS,
             pipeline_dp.SelectPartitionsParams(
@@ -648,7 +648,7 @@ def test_engine_rejects_misplaced_specs_before_running() -> None:
             ),
             EXTRACTORS,
         )
-    with pytest.raises(dpplug.BadParameter, match="not a partition selector"):
+    with pytest.raises(dpplug.BadParameter, match="as partition-selection"):
         _engine().aggregate(
             ROWS,
             pipeline_dp.AggregateParams(

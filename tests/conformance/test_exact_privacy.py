@@ -9,7 +9,8 @@ import pytest
 from gmpy2 import mpq
 
 import dpplug
-from dpplug.conformance.exact_privacy import hockey_stick, max_likelihood_ratio, sampler_privacy
+from dpplug.conformance.divergence import hockey_stick, max_likelihood_ratio
+from dpplug.conformance.probes.sampler import sampler_privacy
 from dpplug.guarantee import COUNT_SENSITIVITY_1, Neighbouring, Relation
 
 HALVES = dpplug.Pmf({0: mpq(1, 2), 1: mpq(1, 2)})

@@ -13,15 +13,14 @@ import pytest
 
 import dpplug
 from dpplug import Registry
-from dpplug.conformance.cases import ReleaserProbe
-from dpplug.conformance.exact_privacy import releaser_privacy
-from dpplug.conformance.release_law import release_law
+from dpplug.conformance.probes.histogram_releaser import ReleaserProbe, releaser_privacy
 from dpplug.conformance.results import Level
 from dpplug.conformance.runner import run_plugin
 from dpplug.conformance.settings import Settings
 from dpplug.errors import NotSupported
-from dpplug.plugins.histograms import StabilityHistogram
+from dpplug.plugins.histograms import StabilityHistogramReleaser
 from dpplug.randomness import SeededSource
+from dpplug.release_law import release_law
 
 #: Threshold t = 2 < n = 3: a bin is released when its noisy count is 3.
 RELEASING = {
@@ -33,7 +32,7 @@ RELEASING = {
 }
 
 
-class ReleasingStability(StabilityHistogram):
+class ReleasingStability(StabilityHistogramReleaser):
     """The stability histogram on conformance cases where something is released."""
 
     name = "test-releasing-stability"

@@ -17,7 +17,7 @@ import dpplug
 from dpplug.guarantee import Neighbouring, Relation
 from dpplug.histograms import SparseHistogram
 from dpplug.kinds import TrueCounts
-from dpplug.plugins.histograms import BasicHistogram, StabilityHistogram
+from dpplug.plugins.histograms import BasicHistogramReleaser, StabilityHistogramReleaser
 from dpplug.plugins.histograms.sampler_choice import REPLACE_ONE
 from dpplug.plugins.partition import OptimalPartitionSelection
 from dpplug.plugins.partition.keep_table import KeepTable
@@ -59,7 +59,8 @@ class RenormalisedGeometric(GeoSample):
 
 
 class CappedFastSample(FastSample):
-    """The public reference code's bug: the truncation t capped at n (MECHANISMS.md A4)."""
+    """The public reference code's bug: the truncation t capped at n
+    (docs/mechanisms.md#fastsample)."""
 
     name = "zoo-capped-fastsample"
 
@@ -191,9 +192,9 @@ class _UnorderedSparse(SparseHistogram):
         object.__setattr__(self, "_by_index", dict(zip(self.indices, self.counts, strict=True)))
 
 
-class DataDependentOrder(StabilityHistogram):
+class DataDependentOrder(StabilityHistogramReleaser):
     """Releases the kept bins largest noisy count first: the order depends on the data
-    (Balcer–Vadhan 000 §2.2.1, footnote; MECHANISMS.md §0 rule 3)."""
+    (Balcer & Vadhan, full version §2.2.1, footnote; docs/mechanisms.md#canonical-order)."""
 
     name = "zoo-data-dependent-order"
     conformance_cases = (_RELEASING_STABILITY,)
@@ -211,7 +212,7 @@ class DataDependentOrder(StabilityHistogram):
         )
 
 
-class ThresholdsEveryLabel(StabilityHistogram):
+class ThresholdsEveryLabel(StabilityHistogramReleaser):
     """Adds noise to every label of the universe before thresholding, so empty bins are
     released, while declaring (as the stability histogram) that it releases nonempty bins only."""
 
@@ -226,7 +227,7 @@ class ThresholdsEveryLabel(StabilityHistogram):
         return super()._release(every, source)
 
 
-class PerCountGuarantee(BasicHistogram):
+class PerCountGuarantee(BasicHistogramReleaser):
     """Declares its sampler's e^ε for one count, but replacing a row changes two counts."""
 
     name = "zoo-per-count-guarantee"

@@ -30,9 +30,18 @@ def test_list_json_has_every_builtin_with_source_and_status(
     assert rows["truncated-geometric"]["form"] == "approximate"
 
 
-def test_list_table(capsys: pytest.CaptureFixture[str]) -> None:
+def test_list_table_groups_by_kind_and_fits_80_columns(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("COLUMNS", "80")
     status, out, _ = run(capsys, "list")
-    assert status == 0 and "geosample" in out and "ok" in out
+    assert status == 0
+    lines = out.splitlines()
+    assert max(len(line) for line in lines) <= 80
+    for kind in ("sampler", "partition-selector", "histogram-releaser"):
+        assert any(line.strip() == kind for line in lines)
+    (row,) = [line for line in lines if line.strip().startswith("truncated-geometric-thresholding")]
+    assert "ε, δ; add-remove" in row and "built-in" in row
 
 
 def test_describe_shows_parameters_guarantee_and_reference(

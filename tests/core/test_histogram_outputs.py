@@ -1,7 +1,7 @@
 """What histogram releasers return (dpplug.histograms): sparse and dense outputs in canonical
-order, the compact histogram's serialisation, and the empty-bin law M₀ of Balcer–Vadhan 000
-Lemma 8.4 (MECHANISMS.md A14), checked exactly: the S_v intervals partition [1, P] and for every
-v, q·d/P·Pr[M(0,U)=v] ≤ Pr[M₀(U₀)=v] ≤ (q+1)·d/P·Pr[M(0,U)=v]."""
+order, the compact histogram's serialisation, and the empty-bin law M₀ of Balcer & Vadhan (full
+version Lemma 8.4; docs/mechanisms.md#compact-histogram), checked exactly: the S_v intervals
+partition [1, P] and for every v, q·d/P·Pr[M(0,U)=v] ≤ Pr[M₀(U₀)=v] ≤ (q+1)·d/P·Pr[M(0,U)=v]."""
 
 from __future__ import annotations
 
@@ -105,12 +105,12 @@ def test_compact_round_trip_through_a_given_registry() -> None:
         "compact-histogram", universe="range:0:9", n=1, sampler="randomized-response"
     )
     hist = releaser.release([3], dpplug.SeededSource(2))
-    again = CompactHistogram.from_bytes(hist.to_bytes(), plugins=registry)
+    again = CompactHistogram.from_bytes(hist.to_bytes(), registry=registry)
     assert again.sampler.name == "randomized-response"
     assert again.counts(range(10)) == hist.counts(range(10))
     bare = dpplug.Registry.load(entry_points=False)
     with pytest.raises(dpplug.UnknownMechanism, match="randomized-response"):
-        CompactHistogram.from_bytes(hist.to_bytes(), plugins=bare)
+        CompactHistogram.from_bytes(hist.to_bytes(), registry=bare)
 
 
 def _tampered(**changes: object) -> bytes:

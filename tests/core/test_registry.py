@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import subprocess
 import sys
 import textwrap
 import types
@@ -51,10 +53,10 @@ def _registers(*classes: type) -> types.ModuleType:
 
 def test_builtins_are_registered_through_the_hooks_with_their_source() -> None:
     registry = Registry.load(entry_points=False)
-    assert {e.name for e in registry.entries(dpplug.Kind.SAMPLER)} == BUILTIN_SAMPLERS
-    selectors = registry.entries(dpplug.Kind.PARTITION_SELECTOR)
+    assert {e.name for e in registry.entries(dpplug.kinds.SAMPLER)} == BUILTIN_SAMPLERS
+    selectors = registry.entries(dpplug.kinds.PARTITION_SELECTOR)
     assert {e.name for e in selectors} == BUILTIN_SELECTORS
-    releasers = registry.entries(dpplug.Kind.HISTOGRAM_RELEASER)
+    releasers = registry.entries(dpplug.kinds.HISTOGRAM_RELEASER)
     assert {e.name for e in releasers} == BUILTIN_RELEASERS
     assert len(registry) == len(BUILTIN_SAMPLERS | BUILTIN_SELECTORS | BUILTIN_RELEASERS)
     assert registry.broken == []
@@ -206,3 +208,68 @@ def test_entry_points_load_third_party_plugins_and_quarantine_broken_ones(
     assert len(broken) == 1 and "ModuleNotFoundError" in broken[0].error
     assert BUILTIN_SAMPLERS <= {e.name for e in registry}
     sys.modules.pop("dpplug_rr_plugin", None)
+
+
+def test_a_built_in_family_that_cannot_import_is_quarantined_alone() -> None:
+    """With scipy.stats unimportable (the Gaussian selector needs it), the partition-selector
+    family is listed as broken with its error; samplers and releasers keep working, and
+    `dpplug list` names the family."""
+    code = """
+        import json, sys
+        sys.modules["scipy.stats"] = None  # what a broken scipy install looks like
+        import dpplug
+        from dpplug.cli import _listing
+        registry = dpplug.Registry.load(entry_points=False)
+        rows = _listing(registry)
+        print(json.dumps({
+            "names": sorted(e.name for e in registry),
+            "broken": [[b.source.plugin, b.error] for b in registry.broken],
+            "listed": [r["name"] for r in rows if r["status"] == "broken"],
+            "sample": int(registry.create("geosample", n=10, epsilon=1).sample([3])[0]),
+            "release": registry.create(
+                "basic-histogram", universe="range:0:2", n=2, epsilon=1
+            ).release([0, 1]).to_dict(),
+        }))
+    """
+    result = subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True, check=False
+    )
+    assert result.returncode == 0, result.stderr
+    out = json.loads(result.stdout)
+    assert set(out["names"]) == BUILTIN_SAMPLERS | BUILTIN_RELEASERS
+    ((family, error),) = out["broken"]
+    assert family == "dpplug.plugins.partition"
+    assert "scipy.stats" in error
+    assert out["listed"] == ["dpplug.plugins.partition"]
+    assert 0 <= out["sample"] <= 10
+    assert set(out["release"]) == {"0", "1", "2"}  # JSON keys
+
+
+def test_built_in_entries_name_their_family_and_module() -> None:
+    entry = Registry.load(entry_points=False).get("geosample")
+    assert entry.source.plugin == "dpplug.plugins.samplers"
+    assert entry.module == "dpplug.plugins.samplers.geosample"
+
+
+def test_an_empty_registry_passed_explicitly_is_the_one_used() -> None:
+    """A releaser resolves its sampler in the registry it was given, even an empty one: it
+    never falls back to the default registry, which has the sampler."""
+    empty = Registry()
+    assert not empty and "fixedpoint-geometric" in dpplug.registry()
+    releaser = dpplug.registry().get("basic-histogram").cls
+    with pytest.raises(dpplug.UnknownMechanism, match="fixedpoint-geometric"):
+        releaser(registry=empty, universe="range:0:3", n=3, epsilon=1)
+    built = releaser(registry=None, universe="range:0:3", n=3, epsilon=1)
+    assert built.registry_in_use() is dpplug.registry()
+
+
+def test_mechanisms_resolve_others_in_the_registry_that_created_them() -> None:
+    """A runtime sampler is visible to a releaser created from the registry holding it."""
+    registry = Registry.load([_registers(RandomizedResponse)], entry_points=False)
+    releaser = registry.create(
+        "basic-histogram", universe="range:0:1", n=1, sampler="randomized-response"
+    )
+    assert releaser.registry is registry
+    assert releaser.sampler.name == "randomized-response"
+    with pytest.raises(dpplug.UnknownMechanism):
+        dpplug.create("basic-histogram", universe="range:0:1", n=1, sampler="randomized-response")

@@ -1,10 +1,9 @@
 """Universes (dpplug.universe): the label ↔ index bijection, canonical order, sizes and specs.
 
-Canonical order is index order (Balcer–Vadhan 000 §2.2.1: released collections are sorted by a
-data-independent key). Each universe type is checked against an independent order key: the
-integer itself, the declared position, and shortlex (length first, then the byte or code-point
-sequence) for strings.
-"""
+Canonical order is index order (Balcer & Vadhan, full version §2.2.1: released collections are
+sorted by a data-independent key). Each universe type is checked against an independent order key:
+the integer itself, the declared position, and shortlex (length first, then the byte or code-point
+sequence) for strings."""
 
 from __future__ import annotations
 

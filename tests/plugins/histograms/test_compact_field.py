@@ -1,9 +1,8 @@
-"""CompactHistogram (Balcer–Vadhan 000 Lemma 8.1, Alg. 8.2, Thm 8.3; MECHANISMS.md A14) over a
-prime field: the polynomial family is (n+1)-wise independent (all polynomials enumerated over
-small fields), interpolation reproduces its points with degree ≤ n, the modulus is a proven
-prime, released nonempty bins read back exactly their noisy counts through both evaluation paths,
-and the guarantee is L²·(q+1)/q exactly."""
-
+"""CompactHistogram (Balcer & Vadhan, full version Lemma 8.1, Alg. 8.2, Thm 8.3;
+docs/mechanisms.md#compact-histogram) over a prime field: the polynomial family is (n+1)-wise
+independent (all polynomials enumerated over small fields), interpolation reproduces its points with
+degree ≤ n, the modulus is a proven prime, released nonempty bins read back exactly their noisy
+counts through both evaluation paths, and the guarantee is L²·(q+1)/q exactly."""
 from __future__ import annotations
 
 import random

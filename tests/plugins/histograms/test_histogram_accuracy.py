@@ -1,6 +1,6 @@
 """Empirical accuracy of the releasers on synthetic Zipf data: the per-query and simultaneous
-(a, β) attached to each release hold (Balcer–Vadhan 000 Thm 5.3, 5.6, 6.10/6.11, 8.3;
-MECHANISMS.md A6, A7, A13, A14).
+(a, β) attached to each release hold (Balcer & Vadhan, full version Thm 5.3, 5.6, 6.10/6.11, 8.3;
+docs/mechanisms.md).
 
 Each releaser releases the same dataset R times from one fixed seed. For a bin x (per query:
 bins with true count above the declared threshold; for the dense releasers also a count-1 and

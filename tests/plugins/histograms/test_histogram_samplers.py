@@ -144,5 +144,5 @@ def test_default_samplers() -> None:
 
 
 def test_releasers_are_registered_as_histogram_releasers() -> None:
-    names = {e.name for e in dpplug.registry().entries(dpplug.Kind.HISTOGRAM_RELEASER)}
+    names = {e.name for e in dpplug.registry().entries(dpplug.kinds.HISTOGRAM_RELEASER)}
     assert set(RELEASERS) <= names

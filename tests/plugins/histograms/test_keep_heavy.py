@@ -1,6 +1,7 @@
-"""KeepHeavy and its exact simulation KH′ (Balcer–Vadhan 000 Alg. 6.1, Alg. 6.4, Prop. 6.5,
-App. A; MECHANISMS.md A8, A9): identical output laws, by exact enumeration of the two programs
-(program.law) on tiny universes. KH′ uses the corrected binomial order statistics (A10); with
+"""KeepHeavy and its exact simulation KH′ (Balcer & Vadhan, full version Alg. 6.1, Alg. 6.4,
+Prop. 6.5, App. A; docs/mechanisms.md#keepheavy-and-kh): identical output laws, by exact
+enumeration of the two programs (program.law) on tiny universes. KH′ uses the corrected binomial
+order statistics; with
 the ITCS order statistics instead, the laws differ, which shows the comparison has power."""
 
 from __future__ import annotations
@@ -16,10 +17,10 @@ from gmpy2 import mpq
 from histogram_support import plugin_registry, total_variation
 
 import dpplug
-from dpplug.plugins.histograms import program
+from dpplug import program
 from dpplug.plugins.histograms.keep_heavy import cut, distinct_elements, keep_heavy, kh_prime
 from dpplug.plugins.histograms.order_statistics import exact_order_statistics
-from dpplug.plugins.histograms.program import Categorical, Program
+from dpplug.program import Categorical, Program
 
 Cdf = Callable[[int], int]
 
@@ -42,7 +43,7 @@ def empty_cdf(noise: Any) -> Cdf:
 
 
 def itcs_order_statistics(cdf: Cdf, top: int, m: int, k: int) -> Program[tuple[int, ...]]:
-    """ITCS OrdSample (003 Alg. 6) as a program: v_i has CDF (F(z)/F(v_{i−1}))^{m−i}."""
+    """ITCS OrdSample (ITCS version Alg. 6) as a program: v_i has CDF (F(z)/F(v_{i−1}))^{m−i}."""
     values: list[int] = []
     previous = top
     for i in range(k):

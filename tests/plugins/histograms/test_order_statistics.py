@@ -1,9 +1,10 @@
-"""Top-k order statistics of m iid draws (Balcer–Vadhan 000 Prop. 6.6 / Alg. 6.7 and Alg. 6.20;
-MECHANISMS.md A10, A12), by exact enumeration of the programs' laws (program.law).
+"""Top-k order statistics of m iid draws (Balcer & Vadhan, full version Prop. 6.6 / Alg. 6.7 and
+Alg. 6.20; docs/mechanisms.md#order-statistics), by exact enumeration of the programs' laws
+(program.law).
 
 - The corrected binomial OrdSample equals brute-force enumeration of the m draws.
-- The ITCS OrdSample (003 Alg. 6), whose law is computed here independently, does not: it is
-  only right for continuous laws. The fair-bits counterexample stays as a regression test.
+- The ITCS OrdSample (ITCS version Alg. 6), whose law is computed here independently, does not: it
+  is only right for continuous laws. The fair-bits counterexample stays as a regression test.
 - The approximate, certified jump method is within total_variation_bound of the exact law;
   the bound is not vacuous for the larger precisions, and the distance really shrinks with
   the precision (so the comparison can see a difference).
@@ -22,7 +23,7 @@ from gmpy2 import mpq
 from histogram_support import total_variation
 
 import dpplug
-from dpplug.plugins.histograms import program
+from dpplug import program
 from dpplug.plugins.histograms.order_statistics import (
     approximate_order_statistics,
     binomial_pmf,
@@ -61,9 +62,9 @@ def brute_force(cdf: Cdf, top: int, m: int, k: int) -> dict[tuple[int, ...], Any
 
 
 def itcs_law(cdf: Cdf, top: int, m: int, k: int) -> dict[tuple[int, ...], Any]:
-    """The law of ITCS OrdSample (003 Alg. 6, MECHANISMS.md A10): v_{−1} = top; for i = 0 … k−1
-    draw u_i ← U(F(v_{i−1})^{m−i}) and take the smallest z ≤ v_{i−1} with F(z)^{m−i} ≥ u_i,
-    so Pr[v_i = z] = (F(z)^{m−i} − F(z−1)^{m−i}) / F(v_{i−1})^{m−i}."""
+    """The law of ITCS OrdSample (ITCS version Alg. 6, docs/mechanisms.md#order-statistics): v_{−1}
+    = top; for i = 0 … k−1 draw u_i ← U(F(v_{i−1})^{m−i}) and take the smallest z ≤ v_{i−1} with
+    F(z)^{m−i} ≥ u_i, so Pr[v_i = z] = (F(z)^{m−i} − F(z−1)^{m−i}) / F(v_{i−1})^{m−i}."""
     law: dict[tuple[int, ...], Any] = {}
 
     def walk(prefix: tuple[int, ...], previous: int, p: Any) -> None:

@@ -1,5 +1,5 @@
-"""PureSparseHistogram's mixing step (Balcer–Vadhan 000 Lemma 3.2 / Alg. 6.9; MECHANISMS.md A5,
-A12, A13), exactly.
+"""PureSparseHistogram's mixing step (Balcer & Vadhan, full version Lemma 3.2 / Alg. 6.9;
+docs/mechanisms.md#pure-sparse-histogram), exactly.
 
 The random histogram of step 2 is enumerated with program.law on tiny universes: its support is
 all of H_{n,n}(X) (the range of KeepHeavy) and its smallest probability is at least the
@@ -26,7 +26,7 @@ from gmpy2 import mpq
 from histogram_support import plugin_registry, total_variation
 
 import dpplug
-from dpplug.plugins.histograms import program
+from dpplug import program
 from dpplug.plugins.histograms.keep_heavy import keep_heavy
 from dpplug.plugins.histograms.order_statistics import total_variation_bound
 from dpplug.plugins.histograms.pure_sparse import random_histogram

@@ -221,7 +221,8 @@ class GaussianCurve:
 
 
 def b6_curve(epsilon: float, delta: float, l0: int) -> GaussianCurve:
-    """MECHANISMS.md B6 for (ε, δ, ℓ₀): σ for Δ₂ = √ℓ₀ at (ε, δ/2), τ = 1 + σΦ⁻¹((1−δ/2)^{1/ℓ₀})."""
+    """The curve of docs/mechanisms.md#gaussian-thresholding for (ε, δ, ℓ₀): σ for Δ₂ = √ℓ₀ at
+    (ε, δ/2), τ = 1 + σΦ⁻¹((1−δ/2)^{1/ℓ₀})."""
     e, d = MP.mpf(epsilon), MP.mpf(delta)
     sigma = analytic_sigma(e, d / 2, MP.sqrt(l0))
     tau = 1 + sigma * MP.sqrt(2) * MP.erfinv(2 * (1 - d / 2) ** (MP.mpf(1) / l0) - 1)
@@ -230,8 +231,8 @@ def b6_curve(epsilon: float, delta: float, l0: int) -> GaussianCurve:
 
 @pytest.mark.parametrize(("epsilon", "delta", "l0"), CASES, ids=IDS)
 def test_gaussian_against_b6(epsilon: str, delta: str, l0: int) -> None:
-    """gaussian-thresholding against MECHANISMS.md B6, not against python-dp's curve
-    (:func:`test_python_dp_gaussian_is_b6_up_to_its_sigma_accuracy` says why).
+    """gaussian-thresholding against docs/mechanisms.md#gaussian-thresholding, not against
+    python-dp's curve (:func:`test_python_dp_gaussian_is_b6_up_to_its_sigma_accuracy` says why).
 
     dpplug splits (ε, δ) per partition and applies B6 with ℓ₀ = 1 to (ε̃, δ_c); the reference is
     that B6 computed here independently at 60 digits. Tolerance 1e-11 for every

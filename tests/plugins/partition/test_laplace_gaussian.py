@@ -1,4 +1,4 @@
-"""The Laplace and Gaussian thresholding baselines (MECHANISMS.md B5, B6) capped onto the exact
+"""The Laplace and Gaussian thresholding baselines (docs/mechanisms.md) capped onto the exact
 2^-63 keep table: never above their continuous curves, and π(1) where the baselines put it.
 
 Laplace is checked exactly: the curve ½e^{−ε(τ−n)} (n < τ) / 1 − ½e^{−ε(n−τ)} (n ≥ τ), with

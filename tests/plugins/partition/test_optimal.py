@@ -1,4 +1,4 @@
-"""The optimal primitive π_{ε,δ} (Desfontaines et al. Lemma 1, Thm 1–2; MECHANISMS.md B1) at the
+"""The optimal primitive π_{ε,δ} (Desfontaines et al. Lemma 1, Thm 1–2; docs/mechanisms.md) at the
 function level (``keep_probabilities``, ``breakpoints``, ``closed_form``), exactly, and the
 optimal-partition-selection selector against it."""
 

@@ -1,4 +1,4 @@
-"""Options shared by the four selectors (budget.py; MECHANISMS.md B7–B8): pre-threshold,
+"""Options shared by the four selectors (budget.py; docs/mechanisms.md): pre-threshold,
 replace-one, public partitions, and the accuracy threshold."""
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from selector_support import (
 )
 
 import dpplug
-from dpplug.conformance.exact_privacy import hockey_stick
+from dpplug.conformance.divergence import hockey_stick
 
 BASE = [
     {"epsilon": Fraction(1), "delta": Fraction(1, 10**5)},

@@ -1,4 +1,4 @@
-"""Exact privacy of the four partition selectors (MECHANISMS.md B1, B3–B4, B7–B8).
+"""Exact privacy of the four partition selectors (docs/mechanisms.md).
 
 Per partition: the four inequalities of B1 at (L, δ) = (per_partition.exp_epsilon,
 per_partition.delta) for every neighbouring pair (n, n+1), n = 0 … saturation + 2, over the grid
@@ -32,7 +32,7 @@ from selector_support import (
 )
 
 import dpplug
-from dpplug.conformance.exact_privacy import hockey_stick
+from dpplug.conformance.divergence import hockey_stick
 
 CASES = grid_cases()
 

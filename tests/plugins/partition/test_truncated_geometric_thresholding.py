@@ -1,6 +1,7 @@
-"""truncated-geometric-thresholding (Desfontaines et al. Def. 8, Thm 5; MECHANISMS.md B3, B4,
-B9): Thm 5 exactly (its keep probability is the optimal π at (L, δ′)), the tail formula (eq. 8),
-the released counts' law, the pre-threshold shift and public partitions."""
+"""truncated-geometric-thresholding (Desfontaines et al. Def. 8, Thm 5;
+docs/mechanisms.md#truncated-geometric-thresholding): Thm 5 exactly (its keep probability is the
+optimal π at (L, δ′)), the tail formula (eq. 8), the released counts' law, the pre-threshold shift
+and public partitions."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""discrete-laplace: c + Z with Pr[Z = z] = ((1−α)/(1+α))α^{|z|} (MECHANISMS.md A1, D1) against
-an independent closed form, tails included."""
+"""discrete-laplace: c + Z with Pr[Z = z] = ((1−α)/(1+α))α^{|z|}
+(docs/mechanisms.md#discrete-laplace) against an independent closed form, tails included."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import pytest
 from gmpy2 import mpq
 
 import dpplug
-from dpplug.conformance.exact_privacy import sampler_privacy
+from dpplug.conformance.probes.sampler import sampler_privacy
 
 CASES = [
     {"epsilon": Fraction(1, 10)},

@@ -1,4 +1,4 @@
-"""FastSample (Balcer–Vadhan Alg. 4.11 + Lemma 3.2; MECHANISMS.md A4–A5) against an independent
+"""FastSample (Balcer–Vadhan Alg. 4.11 + Lemma 3.2; docs/mechanisms.md) against an independent
 closed form, and the capped-t pitfall of the public reference code."""
 
 from __future__ import annotations
@@ -12,7 +12,8 @@ import pytest
 from gmpy2 import mpq
 
 import dpplug
-from dpplug.conformance.exact_privacy import max_likelihood_ratio, sampler_privacy
+from dpplug.conformance.divergence import max_likelihood_ratio
+from dpplug.conformance.probes.sampler import sampler_privacy
 
 FASTSAMPLE = dpplug.registry().get("fastsample").cls
 CASES = [
@@ -56,8 +57,8 @@ def fastsample_law(n: int, x: int, gamma: Fraction, t: int, c: int) -> dict[int,
 
 
 def a5_condition(n: int, x: int, gamma: Fraction, t: int) -> bool:
-    """MECHANISMS.md A5 with e^ε = (x+1)/x and Unif([0, n]): TV ≤ ((e^ε−1)/(e^ε+1))·γ/(1−γ)/(n+1),
-    TV bounded by Pr[|Z| > t] = (2x/(2x+1))·(x/(x+1))^t."""
+    """The mixing lemma (docs/mechanisms.md#fastsample) with e^ε = (x+1)/x and Unif([0, n]):
+    TV ≤ ((e^ε−1)/(e^ε+1))·γ/(1−γ)/(n+1), TV bounded by Pr[|Z| > t] = (2x/(2x+1))·(x/(x+1))^t."""
     e = Fraction(x + 1, x)
     tv = Fraction(2 * x, 2 * x + 1) * Fraction(x, x + 1) ** t
     return tv <= (e - 1) / (e + 1) * gamma / (1 - gamma) / (n + 1)
@@ -108,7 +109,7 @@ def test_exact_privacy(case: dict[str, Any]) -> None:
 
 
 class CappedFastSample(FASTSAMPLE):
-    """The public reference code's variant: t = min(t₀, n) (MECHANISMS.md A4 PITFALL)."""
+    """The public reference code's variant: t = min(t₀, n) (docs/mechanisms.md#fastsample)."""
 
     def __init__(self, **params: object) -> None:
         super().__init__(**params)
@@ -133,7 +134,7 @@ def test_capping_t_at_n_breaks_privacy_but_the_plugin_does_not() -> None:
     # ... but that law is far from private: the tails moved to c separate neighbouring counts.
     ratio = max(max_likelihood_ratio(capped.pmf(c), capped.pmf(c + 1)) for c in range(3))
     assert ratio > bound, f"capped FastSample: max ratio {ratio} ≈ {float(ratio):.4f}"
-    assert ratio == mpq(891, 175)  # ≈ 5.09 (MECHANISMS.md A4)
+    assert ratio == mpq(891, 175)  # ≈ 5.09 (docs/mechanisms.md#fastsample)
     report = sampler_privacy(capped)
     assert not report.passed and report.worst_ratio == ratio
     assert sampler_privacy(real).passed

@@ -1,5 +1,5 @@
 """fixedpoint-geometric: a clamped geometric on a 63-bit table (Balcer–Vadhan §3 route,
-MECHANISMS.md A2 law, A5 idea). Its table has no closed form, so the tests check the structural
+docs/mechanisms.md). Its table has no closed form, so the tests check the structural
 facts its privacy proof rests on, exactly."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import pytest
 from gmpy2 import mpq
 
 import dpplug
-from dpplug.conformance.exact_privacy import sampler_privacy
+from dpplug.conformance.probes.sampler import sampler_privacy
 
 TABLE = 1 << 63
 CASES = [

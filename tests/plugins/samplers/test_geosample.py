@@ -1,4 +1,5 @@
-"""GeoSample (Balcer–Vadhan Alg. 4.8; MECHANISMS.md A3) against an independent closed form."""
+"""GeoSample (Balcer & Vadhan, full version Alg. 4.8; docs/mechanisms.md#geosample) against an
+independent closed form."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import pytest
 from gmpy2 import mpq
 
 import dpplug
-from dpplug.conformance.exact_privacy import sampler_privacy
+from dpplug.conformance.probes.sampler import sampler_privacy
 
 CASES = [
     {"n": 1, "epsilon": Fraction(1, 2)},
@@ -38,7 +39,7 @@ def geosample_x(epsilon: Any) -> int:
 
 
 def clamped_geometric(n: int, x: int, c: int) -> dict[int, Fraction]:
-    """clamp(c + Z, 0, n) for Z two-sided geometric of ratio α = x/(x+1) (MECHANISMS.md A1–A2)."""
+    """clamp(c + Z, 0, n) for Z two-sided geometric of ratio α = x/(x+1) (docs/mechanisms.md)."""
     alpha = Fraction(x, x + 1)
     law = {z: Fraction(1, 2 * x + 1) * alpha ** abs(z - c) for z in range(1, n)}
     law[0] = alpha**c / (1 + alpha)  # Pr[Z ≤ −c]

@@ -1,5 +1,5 @@
-"""truncated-geometric: k-TSGD noise (Desfontaines et al. Def. 6–7, Thm 4; MECHANISMS.md B2–B3)
-against an independent closed form."""
+"""truncated-geometric: k-TSGD noise (Desfontaines et al. Def. 6–7, Thm 4;
+docs/mechanisms.md#truncated-geometric) against an independent closed form."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import pytest
 from gmpy2 import mpq
 
 import dpplug
-from dpplug.conformance.exact_privacy import sampler_privacy
+from dpplug.conformance.probes.sampler import sampler_privacy
 
 CASES = [
     {"epsilon": Fraction(1, 2), "delta": Fraction(3, 10), "n": 3},  # k = 1
@@ -29,7 +29,8 @@ def create(case: dict[str, Any]) -> Any:
 
 
 def tsgd_last(L: Fraction, k: int) -> Fraction:
-    """Pr[X = k] = (L−1)/((L+1)L^k − 2) for k-TSGD with e^ε = L (MECHANISMS.md B3)."""
+    """Pr[X = k] = (L−1)/((L+1)L^k − 2) for k-TSGD with e^ε = L
+    (docs/mechanisms.md#truncated-geometric)."""
     return (L - 1) / ((L + 1) * L**k - 2)
 
 

@@ -1,10 +1,11 @@
-"""Exact output laws of histogram releasers on tiny cases (DESIGN.md "Conformance", check 2).
+"""Exact output laws of histogram releasers on tiny cases
+(:meth:`dpplug.HistogramReleaser.release_law`; the exact-privacy contract compares them).
 
 The law of a release is computed from the releaser's own code by exact enumeration
-(:func:`dpplug.plugins.histograms.program.law`), in one of two ways:
+(:func:`dpplug.program.law`), in one of two ways:
 
 - **Program.** A releaser with a ``program(counts)`` method (a generator of draws, see
-  :mod:`dpplug.plugins.histograms.program`; the pure sparse histogram has one) is enumerated
+  :mod:`dpplug.program`; the pure sparse histogram has one) is enumerated
   directly.
 - **Scripted sampler.** A releaser that names its counting-query algorithm M in ``sampler``
   (Balcer–Vadhan's BasicHistogram_{M,A}, StabilityHistogram_{M,t}, …) and draws nothing else is
@@ -29,16 +30,19 @@ import copy
 import math
 from collections.abc import Callable, Mapping
 from functools import partial
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import numpy.typing as npt
 
 from dpplug.errors import NotSupported
 from dpplug.histograms import DenseHistogram, SparseHistogram
-from dpplug.kinds import CountingQuerySampler, HistogramReleaser
-from dpplug.plugins.histograms.program import Bits, Draw, Noise, Program, Uniform, law
+from dpplug.kinds.sampler import CountingQuerySampler
+from dpplug.program import Bits, Draw, Noise, Program, Uniform, law
 from dpplug.randomness import RandomSource
+
+if TYPE_CHECKING:
+    from dpplug.kinds.histogram_releaser import HistogramReleaser
 
 #: The most outcomes one enumerated draw may have.
 MAX_OUTCOMES = 1 << 16

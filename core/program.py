@@ -6,8 +6,8 @@ returns its output. :func:`run` answers each request from a
 :func:`law` enumerates every outcome of every request with its exact probability and returns the
 exact law of the output. The releasers sample through :func:`run`; the tests and the conformance
 suite compute the laws of the *same code* through :func:`law` (feasible on tiny universes), so an
-exact check such as "KH′ has the law of KeepHeavy" (Balcer–Vadhan 000 Prop. 6.5) tests the
-implementation, not a re-derivation of it.
+exact check such as "KH′ has the law of KeepHeavy" (Balcer & Vadhan, full version Prop. 6.5)
+tests the implementation, not a re-derivation of it.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from typing import Any, TypeVar
 
 from gmpy2 import mpq
 
-from dpplug.kinds import CountingQuerySampler
+from dpplug.kinds.sampler import CountingQuerySampler
 from dpplug.randomness import RandomSource
 
 T = TypeVar("T")

@@ -1,10 +1,12 @@
 """The registry: the one place that knows which plugins exist (pluggy, entry points ``dpplug``).
 
-Built-in mechanisms (``dpplug.plugins``) are loaded first, as default plugins, through the same
-hooks a third party uses; then every entry point in the group ``dpplug``. A plugin that fails to
-import, to validate against the hookspecs, or to register is quarantined with its error and listed
-as broken; the others keep working. A mechanism name registered twice quarantines the later
-plugin with an error naming both sources, so a third party cannot shadow a built-in.
+Built-in mechanisms are loaded first, one family at a time (:data:`dpplug.plugins.DEFAULT_PLUGINS`,
+each family its own default plugin), through the same hooks a third party uses; then every entry
+point in the group ``dpplug``. A plugin (a built-in family included) that fails to import, to
+validate against the hookspecs, or to register is quarantined with its error and listed as
+broken; the others keep working. A mechanism name registered twice quarantines the later plugin
+with an error naming both sources, so a third party cannot shadow a built-in. The hooks are the
+kinds' (:data:`dpplug.kinds.KINDS`).
 """
 
 from __future__ import annotations
@@ -21,30 +23,20 @@ from typing import Any
 
 import pluggy
 
-from dpplug import hookspecs
 from dpplug.errors import (
     DpplugError,
     DuplicateMechanismName,
     PluginFault,
     UnknownMechanism,
 )
-from dpplug.kinds import (
-    CountingQuerySampler,
-    HistogramReleaser,
-    Kind,
-    Mechanism,
-    PartitionSelector,
-)
+from dpplug.kind import Kind
+from dpplug.kinds import KINDS
+from dpplug.mechanism import Mechanism
 from dpplug.params import Schema
+from dpplug.plugins import DEFAULT_PLUGINS
 
 ENTRY_POINT_GROUP = "dpplug"
-BUILTIN_PLUGINS = "dpplug.plugins"
 
-_HOOKS: dict[str, tuple[Kind, type[Mechanism]]] = {
-    "register_samplers": (Kind.SAMPLER, CountingQuerySampler),
-    "register_histogram_releasers": (Kind.HISTOGRAM_RELEASER, HistogramReleaser),
-    "register_partition_selectors": (Kind.PARTITION_SELECTOR, PartitionSelector),
-}
 _NAME = re.compile(r"^[a-z][a-z0-9]*(-[a-z0-9]+)*$")
 
 
@@ -68,15 +60,18 @@ class Entry:
     kind: Kind
     cls: type[Mechanism]
     source: Source
-    #: The registry this entry belongs to; releasers resolve their ``sampler`` in it.
+    #: The registry this entry belongs to; mechanisms it creates resolve other mechanisms in it.
     registry: Registry | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def module(self) -> str:
+        """The module that defines the mechanism, e.g. ``dpplug.plugins.samplers.geosample``."""
+        return self.cls.__module__
 
     def create(self, **params: object) -> Mechanism:
         """A new instance; parameters are validated before the mechanism exists."""
         try:
-            if issubclass(self.cls, HistogramReleaser):
-                return self.cls(plugins=self.registry, **params)
-            return self.cls(**params)
+            return self.cls(registry=self.registry, **params)
         except DpplugError:
             raise
         except Exception as exc:  # a plugin bug, not the caller's
@@ -95,9 +90,10 @@ class BrokenPlugin:
     names: tuple[str, ...] = ()
 
 
-@dataclass
+@dataclass(eq=False)
 class Registry:
-    """Registered mechanisms by name, plus quarantined plugins."""
+    """Registered mechanisms by name, plus quarantined plugins. Registries compare and hash by
+    identity: two registries are the same only if they are one object."""
 
     _entries: dict[str, Entry] = field(default_factory=dict)
     broken: list[BrokenPlugin] = field(default_factory=list)
@@ -107,9 +103,11 @@ class Registry:
         """Built-in plugins, then *plugins* (objects with hookimpls), then entry points."""
         registry = cls()
         manager = pluggy.PluginManager("dpplug")
-        manager.add_hookspecs(hookspecs)
-        own = Source(BUILTIN_PLUGINS, "dpplug", _version("dpplug"))
-        registry._add(manager, own, lambda: importlib.import_module(BUILTIN_PLUGINS))
+        manager.add_hookspecs(type("KindHooks", (), {kind.hook: kind.hookspec for kind in KINDS}))
+        version = _version("dpplug")
+        for family in DEFAULT_PLUGINS:
+            load = functools.partial(importlib.import_module, family)
+            registry._add(manager, Source(family, "dpplug", version), load)
         for plugin in plugins:
             name = getattr(plugin, "__name__", type(plugin).__name__)
             registry._add(manager, Source(name, "(runtime)", ""), functools.partial(_same, plugin))
@@ -136,10 +134,10 @@ class Registry:
             return
         try:
             manager.check_pending()
-            for hook, (kind, base) in _HOOKS.items():
-                for impl in getattr(manager.hook, hook).get_hookimpls():
+            for kind in KINDS:
+                for impl in getattr(manager.hook, kind.hook).get_hookimpls():
                     if impl.plugin is plugin:
-                        impl.function(register=self._stager(kind, base, source, staged))
+                        impl.function(register=self._stager(kind, source, staged))
             for entry in staged:
                 if entry.name in self._entries:
                     first = self._entries[entry.name].source
@@ -156,10 +154,10 @@ class Registry:
             self._entries[entry.name] = entry
 
     def _stager(
-        self, kind: Kind, base: type[Mechanism], source: Source, staged: list[Entry]
+        self, kind: Kind, source: Source, staged: list[Entry]
     ) -> Callable[[type[Any]], None]:
         def register(cls: type[Any]) -> None:
-            _check_mechanism_class(cls, kind, base)
+            _check_mechanism_class(cls, kind)
             if any(e.name == cls.name for e in staged):
                 raise DuplicateMechanismName(
                     f"{source.describe()} registers {cls.name!r} twice; register each name once"
@@ -205,10 +203,11 @@ class Registry:
         return name in self._entries
 
 
-def _check_mechanism_class(cls: Any, kind: Kind, base: type[Mechanism]) -> None:
+def _check_mechanism_class(cls: Any, kind: Kind) -> None:
     what = getattr(cls, "__qualname__", repr(cls))
+    base = kind.base
     if not (isinstance(cls, type) and issubclass(cls, base)):
-        raise PluginFault(f"{what} is registered as a {kind.value} but is not a {base.__name__}")
+        raise PluginFault(f"{what} is registered as a {kind.name} but is not a {base.__name__}")
     if inspect.isabstract(cls):
         missing = ", ".join(sorted(cls.__abstractmethods__))
         raise PluginFault(f"{what} does not implement {missing}")

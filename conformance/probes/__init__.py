@@ -1,0 +1,32 @@
+"""One probe module per kind of mechanism (:mod:`dpplug.kinds`): what the contracts ask of a
+mechanism of that kind (:class:`~dpplug.conformance.probes.base.Probe`).
+
+:data:`PROBES` maps each kind's name to its probe; a new kind adds its module and one line here,
+and no contract changes (``docs/adding-a-kind.md``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from dpplug.conformance.probes.base import Probe, instances
+from dpplug.conformance.probes.histogram_releaser import ReleaserProbe
+from dpplug.conformance.probes.partition_selector import SelectorProbe
+from dpplug.conformance.probes.sampler import SamplerProbe
+from dpplug.errors import NotSupported
+from dpplug.plugin_registry import Entry
+
+PROBES: dict[str, type[Probe]] = {
+    "sampler": SamplerProbe,
+    "partition-selector": SelectorProbe,
+    "histogram-releaser": ReleaserProbe,
+}
+
+
+def probes(entry: Entry) -> Iterator[Probe]:
+    """A probe for each conformance case of the plugin."""
+    probe = PROBES.get(entry.kind.name)
+    if probe is None:
+        raise NotSupported(f"the contracts have no probe for a {entry.kind.name}")
+    for params, mechanism in instances(entry):
+        yield probe(mechanism, params)

@@ -1,0 +1,247 @@
+"""What the contracts ask of a mechanism, whatever its kind: one :class:`Probe` per conformance
+case of a plugin.
+
+A probe is the view of one mechanism instance that the statistical and exact contracts share:
+integer inputs, integer outputs drawn for an input, the exact law of those outputs, the
+neighbouring inputs to compare and the guarantee that comparison must respect. It also answers
+the kind-specific questions of the other contracts: the exact privacy check, the accuracy claims
+to test, the bad data to refuse, the data a property search may generate, and the hygiene of
+real outputs. The contracts are generic drivers of these methods; each kind has one probe module
+(:mod:`dpplug.conformance.probes`).
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+from hypothesis import strategies as st
+
+from dpplug.conformance.settings import Settings
+from dpplug.guarantee import Guarantee
+from dpplug.mechanism import Mechanism
+from dpplug.plugin_registry import Entry
+from dpplug.pmf import Pmf
+from dpplug.randomness import RandomSource, SeededSource
+
+#: The failure probabilities at which declared accuracy is tested.
+BETAS = (Fraction(1, 20), Fraction(1, 1000))
+
+NOT_REPRODUCIBLE = (
+    "the same seeded source gave different outputs: randomness comes from somewhere other than "
+    "the RandomSource"
+)
+
+
+def instances(entry: Entry) -> Iterator[tuple[dict[str, Any], Mechanism]]:
+    """(parameters, instance) for each of the plugin's ``conformance_cases``."""
+    for case in entry.cls.conformance_cases:
+        yield dict(case), entry.create(**case)
+
+
+def describe_case(params: dict[str, Any]) -> str:
+    return ", ".join(f"{k}={v}" for k, v in params.items()) or "no parameters"
+
+
+@dataclass(frozen=True)
+class PrivacyCheck:
+    """The outcome of a probe's exact privacy check: failures in words (empty: passed) and a
+    summary of what was compared."""
+
+    failures: tuple[str, ...]
+    summary: str
+
+
+@dataclass(frozen=True)
+class ExactClaim:
+    """A declared accuracy bound whose failure probability is known exactly."""
+
+    what: str
+    probability: Any  # mpq: the exact probability that the bound fails
+    beta: Fraction
+
+
+@dataclass(frozen=True)
+class SampledClaim:
+    """A declared accuracy bound tested on samples: ``misses()`` counts the failures in
+    ``trials`` seeded draws, which a binomial test compares with β."""
+
+    what: str
+    beta: Fraction
+    trials: int
+    misses: Callable[[], int]
+
+
+Claim = ExactClaim | SampledClaim
+
+
+@dataclass(frozen=True)
+class DataSpace:
+    """What the property search feeds a mechanism: arbitrary data, which of it is valid, and the
+    call that takes it."""
+
+    data: st.SearchStrategy[Any]
+    valid: Callable[[object], bool]
+    call: Callable[[object, SeededSource], object]
+
+
+@dataclass(frozen=True)
+class Probe(ABC):
+    """One mechanism instance as the contracts see it (see the module docstring)."""
+
+    mechanism: Mechanism
+    params: dict[str, Any]
+
+    @property
+    def where(self) -> str:
+        return describe_case(self.params)
+
+    @property
+    def guarantee(self) -> Guarantee:
+        """The guarantee neighbouring inputs' output laws must respect."""
+        return self.mechanism.guarantee
+
+    # The statistical view: integer inputs and outputs (sampling-law and audit contracts).
+
+    @property
+    @abstractmethod
+    def inputs(self) -> tuple[int, ...]:
+        """Inputs sampled by the statistical contracts: both ends and an informative middle."""
+
+    @property
+    @abstractmethod
+    def pairs(self) -> tuple[tuple[int, int], ...]:
+        """Neighbouring inputs for the audit."""
+
+    @abstractmethod
+    def draw(self, value: int, size: int, source: RandomSource) -> npt.NDArray[Any]:
+        """*size* outputs for input *value* (integers, unless the mechanism is broken)."""
+
+    @abstractmethod
+    def law(self, value: int) -> Pmf:
+        """The exact law of :meth:`draw`'s outputs (``NotSupported`` if there is none)."""
+
+    def sample_size(self, settings: Settings) -> int:
+        """How many outputs the statistical contracts draw per input."""
+        return settings.samples
+
+    def show_input(self, value: int) -> str:
+        return str(value)
+
+    def show_output(self, value: int) -> str:
+        return str(value)
+
+    # The kind-specific questions of the other contracts.
+
+    @abstractmethod
+    def exact_privacy(self, settings: Settings) -> PrivacyCheck:
+        """The declared guarantee checked exactly on every neighbouring pair of small inputs
+        (``NotSupported`` where the laws cannot be computed)."""
+
+    @abstractmethod
+    def accuracy_claims(self, settings: Settings) -> list[Claim]:
+        """The declared accuracy bounds at :data:`BETAS`, exact where the law allows."""
+
+    def accuracy_plot(self, settings: Settings) -> dict[str, Any]:
+        """What the report plots for accuracy (empty: nothing)."""
+        return {}
+
+    @abstractmethod
+    def bad_data(self, source: SeededSource) -> list[tuple[str, Callable[[], object]]]:
+        """Calls with invalid data, each of which must raise a dpplug error before any draw."""
+
+    @abstractmethod
+    def data_space(self) -> DataSpace:
+        """Arbitrary data for the property search, with its validity and the call taking it."""
+
+    @abstractmethod
+    def hygiene_problems(self, strict: bool, seed: int) -> list[str]:
+        """What is wrong with real outputs: type, shape, range, canonical order, randomness only
+        from the source, and a data-independent draw count if *strict*."""
+
+
+def bad_count_arrays(low: int, high: int) -> list[object]:
+    """Count arrays every count-taking call must refuse, for counts in [low, high]."""
+    return [
+        [low - 1],
+        [high + 1],
+        [0.5],
+        np.array([1.0]),
+        [True],
+        np.array(["1"]),
+        np.array([1, 2], dtype=object),
+        [2**70],
+        "12",
+    ]
+
+
+def count_space(call: Callable[[object, SeededSource], object], low: int, high: int) -> DataSpace:
+    """Short lists of integers (any size) and floats, for calls taking counts in [low, high]."""
+
+    def valid(counts: object) -> bool:
+        return isinstance(counts, list) and all(
+            isinstance(c, int) and low <= c <= high for c in counts
+        )
+
+    return DataSpace(
+        st.lists(st.one_of(st.integers(-(2**65), 2**65), st.floats()), max_size=4), valid, call
+    )
+
+
+def strict_time_problems(strict: bool, draws: dict[str, int]) -> list[str]:
+    """A claim of strict running time is false if the draws differ between the data sets."""
+    if strict and len(set(draws.values())) > 1:
+        return [f"claims strict running time but the number of draws depends on the data: {draws}"]
+    return []
+
+
+def array_hygiene(
+    run: Callable[[npt.NDArray[np.int64], SeededSource], Any],
+    check: Callable[[npt.NDArray[np.int64], Any], list[str]],
+    equal: Callable[[Any, Any], bool],
+    inputs: dict[str, npt.NDArray[np.int64]],
+    strict: bool,
+    seed: int,
+) -> list[str]:
+    """Hygiene of a call on count arrays: *check* each output, something drawn, the same output
+    from the same seed (*equal*), and a data-independent draw count if *strict*."""
+    problems: list[str] = []
+    draws: dict[str, int] = {}
+    for label, counts in inputs.items():
+        source = SeededSource(seed)
+        out = run(counts, source)
+        draws[label] = source.draws
+        problems += check(counts, out)
+        if source.draws == 0:
+            problems.append("drew nothing from the RandomSource")
+        if not equal(out, run(counts, SeededSource(seed))):
+            problems.append(NOT_REPRODUCIBLE)
+    return problems + strict_time_problems(strict, draws)
+
+
+def count_inputs(low: int, high: int, seed: int) -> dict[str, npt.NDArray[np.int64]]:
+    """8 × 8 count arrays at the low end, the high end and mixed."""
+    shape = (8, 8)
+    rng = np.random.default_rng(seed)  # builds test inputs only, never a mechanism's noise
+    return {
+        "low": np.full(shape, low, dtype=np.int64),
+        "high": np.full(shape, high, dtype=np.int64),
+        "mixed": rng.integers(low, high, size=shape, endpoint=True, dtype=np.int64),
+    }
+
+
+def quantile_plot(
+    case: str, errors: npt.NDArray[Any], claims: dict[Any, int]
+) -> dict[str, Any]:
+    """Declared a against the empirical (1 − β)-quantile of *errors*, for the report."""
+    return {
+        "case": case,
+        "betas": [str(beta) for beta in claims],
+        "declared_a": list(claims.values()),
+        "empirical_quantile": [float(np.quantile(errors, 1 - float(beta))) for beta in claims],
+    }

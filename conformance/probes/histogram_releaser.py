@@ -1,0 +1,469 @@
+"""The probe of the histogram-releaser kind: small datasets over the first labels of the
+releaser's universe in, the released counts of those labels out.
+
+Input k ∈ [0, n] is the dataset {x₀: k, x₁: n − k} for replace-one releasers (n rows, as
+Balcer–Vadhan's D; k and k + 1 are neighbours: one row moves from x₁ to x₀) and {x₀: k} for
+add-remove ones. An output is the pair of released counts (c̃_{x₀}, c̃_{x₁}), both in [0, n],
+coded as the integer c̃_{x₀}·(n + 1) + c̃_{x₁}. Releases are not vectorised, so the audit and
+accuracy contracts draw only :attr:`Settings.releases` of them per input.
+
+The exact privacy check (:func:`releaser_privacy`) enumerates every dataset of at most n rows
+over three labels with its exact release law (:meth:`~dpplug.HistogramReleaser.release_law`).
+Accuracy is tested on releases of the middle dataset, per query and simultaneously; hygiene
+releases a few small datasets many times.
+"""
+
+from __future__ import annotations
+
+import numbers
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from functools import partial
+from itertools import pairwise, product
+from typing import Any, cast
+
+import numpy as np
+import numpy.typing as npt
+from gmpy2 import mpq
+from hypothesis import strategies as st
+
+from dpplug.conformance.divergence import WorstCase
+from dpplug.conformance.probes.base import (
+    BETAS,
+    NOT_REPRODUCIBLE,
+    Claim,
+    DataSpace,
+    PrivacyCheck,
+    Probe,
+    SampledClaim,
+    quantile_plot,
+    strict_time_problems,
+)
+from dpplug.conformance.settings import Settings
+from dpplug.errors import BadParameter, NotSupported
+from dpplug.guarantee import Accuracy, Relation
+from dpplug.histograms import CompactHistogram, DenseHistogram, SparseHistogram
+from dpplug.kinds import HistogramReleaser
+from dpplug.kinds.histogram_releaser import neighbours
+from dpplug.pmf import Pmf
+from dpplug.randomness import RandomSource, SeededSource
+from dpplug.release_law import Law, bins
+from dpplug.universe import Universe
+
+Rat = Any  # gmpy2.mpq
+
+#: The exact check uses datasets over at most this many labels (the universe's first).
+EXACT_LABELS = 3
+#: … and gives up (NotSupported) when there would be more datasets than this.
+MAX_DATASETS = 500
+#: Per-query accuracy is tested on this many labels (the universe's first).
+ACCURACY_LABELS = 3
+#: Hygiene releases per dataset: enough to see a data-dependent order or an empty bin by chance.
+RELEASES = 32
+_HISTOGRAMS = (DenseHistogram, SparseHistogram, CompactHistogram)
+
+
+@dataclass(frozen=True)
+class ReleaserReport:
+    """The outcome of :func:`releaser_privacy`: how many datasets and neighbouring pairs were
+    compared, the worst ratio (``None``: infinite) and divergence, and the failures in words."""
+
+    datasets: int
+    pairs: int
+    worst_ratio: Rat | None
+    worst_divergence: Rat
+    failures: tuple[str, ...]
+
+
+def releaser_privacy(releaser: HistogramReleaser) -> ReleaserReport:
+    """Check a histogram releaser's declared guarantee exactly on tiny datasets.
+
+    The datasets are every count vector over the first :data:`EXACT_LABELS` labels of the
+    universe with at most n rows; neighbours are one row apart under the guarantee's relation
+    (:func:`~dpplug.kinds.histogram_releaser.neighbours`). Their exact release laws
+    (NotSupported where they cannot be enumerated) are compared pair by pair, in both
+    directions, and each must sum to exactly 1.
+    """
+    guarantee = releaser.guarantee
+    relation = guarantee.neighbouring.relation
+    if relation is Relation.COUNT:
+        raise ValueError(
+            f"{releaser.name} states its guarantee for {guarantee.neighbouring.describe()}; "
+            "a histogram releaser must state it for datasets (replace-one or add-remove)"
+        )
+    labels = [releaser.universe.label(i) for i in range(min(EXACT_LABELS, releaser.universe.size))]
+    datasets = [
+        counts
+        for counts in product(range(releaser.n + 1), repeat=len(labels))
+        if sum(counts) <= releaser.n
+    ]
+    if len(datasets) > MAX_DATASETS:
+        raise NotSupported(
+            f"n = {releaser.n} gives {len(datasets)} datasets over {len(labels)} labels, more "
+            f"than the {MAX_DATASETS} the exact check enumerates"
+        )
+
+    def show(counts: tuple[int, ...]) -> str:
+        return str({label: c for label, c in zip(labels, counts, strict=True) if c})
+
+    laws = {
+        d: releaser.release_law({x: c for x, c in zip(labels, d, strict=True) if c})
+        for d in datasets
+    }
+    failures = [
+        f"the release law of {show(d)} sums to {total}"
+        for d, law in laws.items()
+        if (total := sum(law.values(), mpq(0))) != 1
+    ]
+    worst = WorstCase(guarantee.exp_epsilon)
+    pairs = [(d, d2) for d in datasets for d2 in neighbours(d, relation, releaser.n)]
+    for d, d2 in pairs:
+        worst.compare(show(d), show(d2), *_coded(laws[d], laws[d2]))
+    failures += worst.failures(guarantee, "datasets")
+    return ReleaserReport(len(datasets), len(pairs), worst.ratio, worst.divergence, tuple(failures))
+
+
+def _coded(p: Law, q: Law) -> tuple[Pmf, Pmf]:
+    """Two release laws as Pmfs over shared integer codes of their outputs."""
+    codes = {output: code for code, output in enumerate(p.keys() | q.keys())}
+    return (
+        Pmf({codes[output]: prob for output, prob in p.items()}),
+        Pmf({codes[output]: prob for output, prob in q.items()}),
+    )
+
+
+def shown_counts(release: Any, labels: Iterable[Any]) -> dict[Any, int]:
+    """The counts a release shows: every bin a dense or sparse histogram lists, and the count
+    it reads for each of *labels* (the only ones of a compact histogram, whose labels are far
+    too many to evaluate)."""
+    shown = dict(release.items()) if isinstance(release, DenseHistogram | SparseHistogram) else {}
+    shown.update({label: release.count(label) for label in labels})
+    return shown
+
+
+def _covered(accuracy: Accuracy, count: int) -> bool:
+    """Whether the per-query bound covers a true count (threshold 0: every count)."""
+    return accuracy.threshold == 0 or count > accuracy.threshold
+
+
+class ReleaserProbe(Probe):
+    """A histogram releaser on datasets over the first two labels x₀, x₁ of its universe (see
+    the module docstring)."""
+
+    @property
+    def releaser(self) -> HistogramReleaser:
+        return cast(HistogramReleaser, self.mechanism)
+
+    @property
+    def watched(self) -> tuple[Any, Any]:
+        """The labels x₀ and x₁."""
+        universe = self.releaser.universe
+        if universe.size < 2:
+            raise NotSupported(f"{self.where}: a universe of one label has no neighbours to probe")
+        return universe.label(0), universe.label(1)
+
+    @property
+    def spot_labels(self) -> list[Any]:
+        """Labels to read from every output, including those that cannot list their bins
+        (compact histograms): the first four of the universe and its last."""
+        universe = self.releaser.universe
+        return [
+            universe.label(i) for i in sorted({*range(min(4, universe.size)), universe.size - 1})
+        ]
+
+    def dataset(self, value: int) -> dict[Any, int]:
+        """The dataset input *value* stands for, as a mapping label → count."""
+        x0, x1 = self.watched
+        if self.guarantee.neighbouring.relation is Relation.ADD_REMOVE:
+            return {x0: value}
+        return {x0: value, x1: self.releaser.n - value}
+
+    @property
+    def inputs(self) -> tuple[int, ...]:
+        """The low end and the middle: the high end k = n is the low end with x₀ and x₁
+        swapped, and each release costs a call."""
+        return tuple(sorted({0, self.releaser.n // 2}))
+
+    @property
+    def pairs(self) -> tuple[tuple[int, int], ...]:
+        """k = 0 and 1: a row moves from x₁ into the empty bin x₀, so both released counts
+        change and, in a sparse release, a bin may appear."""
+        return ((0, 1),)
+
+    def sample_size(self, settings: Settings) -> int:
+        return settings.releases
+
+    def releases(self, value: int, size: int, source: RandomSource) -> list[Any]:
+        """*size* releases of the dataset of input *value*."""
+        data = self.dataset(value)
+        return [self.releaser.release(data, source) for _ in range(size)]
+
+    def draw(self, value: int, size: int, source: RandomSource) -> npt.NDArray[Any]:
+        x0, x1 = self.watched
+        codes = [self._code(r.count(x0), r.count(x1)) for r in self.releases(value, size, source)]
+        return np.array(codes, dtype=np.int64)
+
+    def law(self, value: int) -> Pmf:
+        coded: dict[int, Any] = {}
+        for released, probability in self.releaser.release_law(self.dataset(value)).items():
+            counts = dict(released)
+            code = self._code(counts.get(0, 0), counts.get(1, 0))
+            coded[code] = coded.get(code, 0) + probability
+        return Pmf(coded)
+
+    def show_input(self, value: int) -> str:
+        return str(self.dataset(value))
+
+    def show_output(self, value: int) -> str:
+        x0, x1 = self.watched
+        c0, c1 = divmod(value, self.releaser.n + 1)
+        return f"({x0!r}: {c0}, {x1!r}: {c1})"
+
+    def _code(self, c0: int, c1: int) -> int:
+        n = self.releaser.n
+        for count in (c0, c1):
+            if not 0 <= count <= n:
+                raise ValueError(f"a released count {count} is outside [0, n = {n}]")
+        return int(c0) * (n + 1) + int(c1)
+
+    def exact_privacy(self, settings: Settings) -> PrivacyCheck:
+        try:
+            report = releaser_privacy(self.releaser)
+        except NotSupported as exc:
+            raise NotSupported(f"{exc}; the audit checks this releaser statistically") from None
+        where = f"{report.pairs} pairs of {report.datasets} datasets"
+        if self.guarantee.pure:
+            worst = "∞" if report.worst_ratio is None else f"{float(report.worst_ratio):.6g}"
+            summary = f"ratio {worst} ≤ e^ε = {float(self.guarantee.exp_epsilon):.6g} on {where}"
+        else:
+            summary = f"divergence {float(report.worst_divergence):.3g} ≤ δ on {where}"
+        return PrivacyCheck(report.failures, summary)
+
+    # Accuracy: per query on the first labels of the middle dataset, and simultaneously.
+
+    @property
+    def _middle(self) -> int:
+        return self.inputs[len(self.inputs) // 2]
+
+    def _truth(self) -> dict[Any, int]:
+        universe, data = self.releaser.universe, self.dataset(self._middle)
+        labels = [universe.label(i) for i in range(min(ACCURACY_LABELS, universe.size))]
+        return {label: data.get(label, 0) for label in labels}
+
+    def _errors(self, settings: Settings) -> dict[Any, npt.NDArray[np.int64]]:
+        """Per label (and ``None`` for the largest over all shown labels), the absolute errors
+        of the seeded releases of the middle dataset; computed once per settings."""
+        cache: dict[Settings, dict[Any, npt.NDArray[np.int64]]]
+        cache = self.__dict__.setdefault("_error_tables", {})
+        if settings not in cache:
+            truth, size = self._truth(), self.sample_size(settings)
+            labels = [*truth, *self.spot_labels]
+            rows = []
+            for release in self.releases(self._middle, size, SeededSource(settings.seed)):
+                shown = shown_counts(release, labels)
+                error = {
+                    x: abs(shown.get(x, 0) - truth.get(x, 0)) for x in shown.keys() | truth.keys()
+                }
+                rows.append([error[x] for x in truth] + [max(error.values())])
+            table = np.array(rows, dtype=np.int64).reshape(size, len(truth) + 1)
+            cache[settings] = {label: table[:, i] for i, label in enumerate([*truth, None])}
+        return cache[settings]
+
+    def _bounds(self) -> list[tuple[Any, Any, int]]:
+        """(β, label or None for all labels, a) for every declared bound at :data:`BETAS`; a β
+        the releaser cannot promise (its ``accuracy`` raises BadParameter) is left out."""
+        bounds: list[tuple[Any, Any, int]] = []
+        for beta in BETAS:
+            try:
+                accuracy = self.releaser.accuracy(beta)
+            except BadParameter:
+                continue
+            bounds += [
+                (beta, label, accuracy.per_query.a)
+                for label, count in self._truth().items()
+                if _covered(accuracy, count)
+            ]
+            bounds.append((beta, None, accuracy.simultaneous.a))
+        return bounds
+
+    def accuracy_claims(self, settings: Settings) -> list[Claim]:
+        data = self.show_input(self._middle)
+        claims: list[Claim] = []
+        for beta, label, a in self._bounds():
+            what = "the largest error" if label is None else f"the error of {label!r}"
+            misses = partial(self._misses, settings, label, a)
+            claims.append(
+                SampledClaim(
+                    f"data {data}: {what} exceeds a={a}", beta, self.sample_size(settings), misses
+                )
+            )
+        return claims
+
+    def _misses(self, settings: Settings, label: Any, a: int) -> int:
+        return int(np.count_nonzero(self._errors(settings)[label] > a))
+
+    def accuracy_plot(self, settings: Settings) -> dict[str, Any]:
+        truth = self._truth()
+        x0 = next(iter(truth))
+        per_query = {beta: a for beta, label, a in self._bounds() if label == x0}
+        if not per_query:
+            return {}
+        case = f"{self.where}, label {x0!r} with count {truth[x0]}"
+        return quantile_plot(case, self._errors(settings)[x0], per_query)
+
+    # Bad input and the property search.
+
+    def bad_data(self, source: SeededSource) -> list[tuple[str, Callable[[], object]]]:
+        """Labels outside the universe, more than n rows, counts that are negative, above n or
+        not integers, strings where rows belong, and wrong types."""
+        releaser = self.releaser
+        n, x, y = releaser.n, releaser.universe.label(0), releaser.universe.label(1)
+        bad: list[object] = [[label] for label in _outside(releaser.universe)]
+        bad += [{label: 1} for label in _outside(releaser.universe)]
+        bad += [[x] * (n + 1), {x: n, y: 1}, {x: n + 1}, {x: -1}, {x: 0.5}, {x: 1.0}, {x: True}]
+        bad += [{x: "1"}, {x: None}, {x: np.float64(1)}, {x: 2**70}, [[x]], [{x: 1}]]
+        bad += ["ab", b"ab", str(x), 5, 1.5, None, object()]
+        return [(f"release({data!r})", partial(releaser.release, data, source)) for data in bad]
+
+    def data_space(self) -> DataSpace:
+        """Rows and label → count mappings whose labels are sometimes in the universe."""
+        universe, n = self.releaser.universe, self.releaser.n
+        inside = sorted({0, 1, universe.size - 1})
+        label = st.one_of(
+            st.sampled_from([universe.label(i) for i in inside]),
+            st.integers(-3, 2**70),
+            st.text(max_size=3),
+            st.binary(max_size=3),
+            st.floats(),
+            st.booleans(),
+            st.none(),
+        )
+        count = st.one_of(st.integers(-2, n + 2), st.floats(), st.booleans(), st.fractions())
+        data = st.one_of(
+            st.lists(label, max_size=n + 2),
+            st.dictionaries(label, count, max_size=3),
+            st.text(max_size=3),
+            st.integers(),
+            st.none(),
+        )
+
+        def valid(given: object) -> bool:
+            if isinstance(given, dict):
+                counts = list(given.values())
+                labels_ok = all(label in universe for label in given)
+                return labels_ok and all(_is_count(c, n) for c in counts) and sum(counts) <= n
+            return (
+                isinstance(given, list) and len(given) <= n and all(x in universe for x in given)
+            )
+
+        return DataSpace(data, valid, self.releaser.release)
+
+    # Hygiene.
+
+    def _datasets(self, seed: int) -> dict[str, Any]:
+        """Small datasets of the releaser's universe: mappings label → count, and rows."""
+        universe, n = self.releaser.universe, self.releaser.n
+        labels = [universe.label(i) for i in range(min(4, universe.size))]
+        rng = np.random.default_rng(seed)  # builds test inputs only, never a mechanism's noise
+        mixed = rng.multinomial(rng.integers(1, n, endpoint=True), [1 / len(labels)] * len(labels))
+        return {
+            "empty": {},
+            "one label": {labels[0]: n},
+            "two labels": self.dataset(n // 2),
+            "mixed": {label: int(c) for label, c in zip(labels, mixed, strict=True) if c},
+            "rows": [labels[i % len(labels)] for i in range(n)],
+        }
+
+    def hygiene_problems(self, strict: bool, seed: int) -> list[str]:
+        """:data:`RELEASES` releases of each small dataset: dpplug histograms over the
+        releaser's universe (dense: a count for every label; sparse: bins in canonical order
+        naming labels of the universe), every shown count an integer in [0, n], no empty bin
+        from a releaser that declares ``releases_empty_bins = False``, reproducible from the
+        seed; a strict-time releaser must draw as often on every dataset of n rows."""
+        releaser = self.releaser
+        problems: list[str] = []
+        draws: dict[str, int] = {}
+        for name, data in self._datasets(seed).items():
+            counts = releaser.true_counts(data)
+            present = {releaser.universe.label(i) for i in counts.indices}
+            source = SeededSource(seed)
+            releases = [releaser.release(data, source) for _ in range(RELEASES)]
+            for release in releases:
+                found = _structure_problems(releaser, release)
+                found = found or self._count_problems(release, present)
+                problems += [f"data {data}: {problem}" for problem in found]
+            if problems:
+                return problems
+            if counts.rows == releaser.n:
+                draws[name] = source.draws
+            if counts.rows and source.draws == 0:
+                problems.append(f"data {data}: drew nothing from the RandomSource")
+            again = SeededSource(seed)
+            if [_content(r) for r in releases] != [
+                _content(releaser.release(data, again)) for _ in range(RELEASES)
+            ]:
+                problems.append(f"data {data}: {NOT_REPRODUCIBLE}")
+        return problems + strict_time_problems(strict, draws)
+
+    def _count_problems(self, release: Any, present: set[Any]) -> list[str]:
+        """Every shown count an integer in [0, n]; no empty bin (a label not *present* in the
+        data) from a releaser that declares it releases nonempty bins only."""
+        releaser = self.releaser
+        shown = shown_counts(release, [*self.spot_labels, *present])
+        bad = {x: c for x, c in shown.items() if not (_is_integer(c) and 0 <= c <= releaser.n)}
+        if bad:
+            return [f"released counts {bad} are not integers in [0, n = {releaser.n}]"]
+        if releaser.releases_empty_bins:
+            return []
+        if not isinstance(release, SparseHistogram):
+            kind = type(release).__name__
+            return [
+                f"declares releases_empty_bins = False but returns a {kind}, showing every label"
+            ]
+        empty = [label for label in release.labels if label not in present]
+        return [f"released {empty}, whose true counts are 0"] if empty else []
+
+
+def _outside(universe: Universe) -> list[object]:
+    """Labels that are not in *universe* (of the right type and of wrong ones)."""
+    candidates: list[object] = [-1, universe.size, 10**30, "\udc80", "z" * 1000, b"\xff" * 1000]
+    candidates += [0.5, None, True, (0,), frozenset()]
+    return [label for label in candidates if label not in universe]
+
+
+def _is_count(value: object, n: int) -> bool:
+    return (
+        isinstance(value, numbers.Integral) and not isinstance(value, bool) and 0 <= int(value) <= n
+    )
+
+
+def _is_integer(value: object) -> bool:
+    return isinstance(value, numbers.Integral) and not isinstance(value, bool | np.bool_)
+
+
+def _content(release: Any) -> object:
+    """What two releases must share to be the same release."""
+    if isinstance(release, CompactHistogram):
+        return release.modulus, release.coefficients
+    return bins(release)
+
+
+def _structure_problems(releaser: HistogramReleaser, release: Any) -> list[str]:
+    """Type, universe, dense shape and sparse order; empty if the counts can be read."""
+    if not isinstance(release, _HISTOGRAMS):
+        return [f"release() returned a {type(release).__name__}, not a dpplug histogram"]
+    if release.universe != releaser.universe:
+        return [f"released over {release.universe.spec}, not {releaser.universe.spec}"]
+    size = releaser.universe.size
+    if isinstance(release, DenseHistogram):
+        counts = release.counts
+        if not isinstance(counts, np.ndarray) or counts.dtype.kind not in "iu":
+            return ["a dense histogram's counts must be an integer array"]
+        return [] if counts.shape == (size,) else [f"dense counts of shape {counts.shape}"]
+    if isinstance(release, SparseHistogram):
+        indices = list(release.indices)
+        if not all(_is_integer(i) and 0 <= i < size for i in indices):
+            return [f"released indices {indices} name labels outside the universe"]
+        if any(a >= b for a, b in pairwise(indices)):
+            return [f"bins released in the order {indices}, not in canonical (index) order"]
+    return []

@@ -1,0 +1,201 @@
+"""The probe of the partition-selector kind: one partition's unit count in, what it releases out
+(0 dropped, 1 kept, or the noisy count of a thresholding selector).
+
+Neighbours are unit counts one apart and the guarantee compared is
+:attr:`~dpplug.PartitionSelector.per_partition`; :func:`selector_privacy` also checks that the
+selection's declared guarantee is at least the composition over the partitions one unit touches.
+Accuracy is exact: the declared threshold is kept with probability at least 1 − β, and released
+counts are within a at saturation.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from functools import partial
+from itertools import pairwise
+from typing import Any, cast
+
+import numpy as np
+import numpy.typing as npt
+from gmpy2 import mpq
+
+from dpplug.conformance.divergence import hockey_stick
+from dpplug.conformance.probes.base import (
+    BETAS,
+    Claim,
+    DataSpace,
+    ExactClaim,
+    PrivacyCheck,
+    Probe,
+    array_hygiene,
+    bad_count_arrays,
+    count_inputs,
+    count_space,
+)
+from dpplug.conformance.settings import Settings
+from dpplug.guarantee import Guarantee, Relation
+from dpplug.kinds import UNBOUNDED_COUNT, PartitionSelector, Selection
+from dpplug.pmf import Pmf
+from dpplug.randomness import RandomSource, SeededSource
+
+
+def selector_privacy(selector: PartitionSelector) -> list[str]:
+    """Failures of a partition selector's exact checks (empty: passed).
+
+    For every unit count n up to the saturation, in both directions, the hockey-stick divergence
+    of one partition's output law at n and n + 1 at the per-partition e^ε is at most the
+    per-partition δ; for selectors that only keep or drop this is exactly the four inequalities
+    of Desfontaines et al. (Lemma 1: the divergence between two Bernoulli laws is the largest of
+    them). π(0) must be 0, each law must sum to 1, and the selection's guarantee must be at least
+    the composition (L^c, 1 − (1 − δ)^c) over the c partitions one unit may change (ℓ₀, or 2ℓ₀
+    for replace-one).
+    """
+    per = selector.per_partition
+    failures: list[str] = []
+    if selector.keep_probability(0) != 0:
+        failures.append(f"π(0) = {selector.keep_probability(0)}: absent partitions are released")
+    laws = [selector.output_pmf(n) for n in range(selector.saturation + 2)]
+    failures += [
+        f"the law at {n} units sums to {law.total()}"
+        for n, law in enumerate(laws)
+        if law.total() != 1
+    ]
+    for n, (p, q) in enumerate(pairwise(laws)):
+        worst = max(hockey_stick(p, q, per.exp_epsilon), hockey_stick(q, p, per.exp_epsilon))
+        if worst > per.delta:
+            failures.append(
+                f"units {n} and {n + 1}: divergence {float(worst):.3g} at e^ε = "
+                f"{float(per.exp_epsilon):.6g} exceeds the per-partition δ = {float(per.delta):.3g}"
+            )
+            break
+    declared = selector.guarantee
+    c = (declared.neighbouring.max_partitions or 1) * (
+        2 if declared.neighbouring.relation is Relation.REPLACE_ONE else 1
+    )
+    if declared.exp_epsilon < per.exp_epsilon**c or declared.delta < 1 - (1 - per.delta) ** c:
+        failures.append(
+            f"the declared guarantee {declared.describe()} is below the composition of {c} "
+            "per-partition releases"
+        )
+    return failures
+
+
+class SelectorProbe(Probe):
+    """A partition selector: one partition's unit count in, what it releases out."""
+
+    @property
+    def selector(self) -> PartitionSelector:
+        return cast(PartitionSelector, self.mechanism)
+
+    @property
+    def guarantee(self) -> Guarantee:
+        return self.selector.per_partition
+
+    @property
+    def inputs(self) -> tuple[int, ...]:
+        selector = self.selector
+        middle = next(
+            n for n in range(selector.saturation + 1) if selector.keep_probability(n) >= mpq(1, 2)
+        )
+        return tuple(sorted({0, 1, middle, selector.saturation}))
+
+    @property
+    def pairs(self) -> tuple[tuple[int, int], ...]:
+        return tuple((n, n + 1) for n in self.inputs if n < self.inputs[-1])
+
+    def draw(self, value: int, size: int, source: RandomSource) -> npt.NDArray[Any]:
+        selection = self.selector.select(np.full(size, value, dtype=np.int64), source)
+        if selection.noisy_counts is None:
+            return np.asarray(selection.keep).astype(np.int64)
+        return np.where(selection.keep, selection.noisy_counts, 0)
+
+    def law(self, value: int) -> Pmf:
+        return self.selector.output_pmf(value)
+
+    def exact_privacy(self, settings: Settings) -> PrivacyCheck:
+        failures = selector_privacy(self.selector)
+        summary = f"{self.selector.saturation + 1} neighbouring unit counts"
+        return PrivacyCheck(tuple(failures), summary)
+
+    def accuracy_claims(self, settings: Settings) -> list[Claim]:
+        """Exact: the threshold + 1 units are kept with probability ≥ 1 − β, and, where counts
+        are released, their error at saturation exceeds a with probability ≤ β."""
+        selector = self.selector
+        claims: list[Claim] = []
+        for beta in BETAS:
+            claim = selector.accuracy(beta)
+            kept = claim.threshold + 1
+            dropped = 1 - selector.keep_probability(kept)
+            claims.append(ExactClaim(f"Pr[{kept} units dropped]", dropped, beta))
+            n = selector.saturation
+            law = selector.output_pmf(n)
+            if any(z > 1 for z in law):
+                a = claim.per_query.a
+                miss = sum((p for z, p in law.items() if z != 0 and abs(z - n) > a), mpq(0))
+                claims.append(ExactClaim(f"Pr[|count error| > {a}] at {n} units", miss, beta))
+        return claims
+
+    def accuracy_plot(self, settings: Settings) -> dict[str, Any]:
+        """The keep-probability curve, with empirical keep rates at the probe's inputs."""
+        selector = self.selector
+        units = list(range(selector.saturation + 2))
+        samples = settings.samples // 10
+        return {
+            "case": self.where,
+            "units": units,
+            "keep": [float(selector.keep_probability(n)) for n in units],
+            "empirical": {
+                n: float(np.mean(self.draw(n, samples, SeededSource(settings.seed + n)) != 0))
+                for n in self.inputs
+            },
+        }
+
+    def bad_data(self, source: SeededSource) -> list[tuple[str, Callable[[], object]]]:
+        selector = self.selector
+        calls: list[tuple[str, Callable[[], object]]] = [
+            (f"select({counts!r})", partial(selector.select, counts, source))
+            for counts in bad_count_arrays(0, UNBOUNDED_COUNT)
+        ]
+        for bad in (-1, 0.5, True):
+            calls.append((f"keep_probability({bad!r})", partial(selector.keep_probability, bad)))
+        for mask in (np.ones(3, dtype=np.int64), np.ones(2, dtype=np.bool_)):
+            call = partial(selector.select, [1, 2, 3], source, public=mask)
+            calls.append((f"select(public={mask!r})", call))
+        return calls
+
+    def data_space(self) -> DataSpace:
+        return count_space(self.selector.select, 0, UNBOUNDED_COUNT)
+
+    def hygiene_problems(self, strict: bool, seed: int) -> list[str]:
+        return array_hygiene(
+            self.selector.select,
+            _selection_problems,
+            _same_selection,
+            count_inputs(0, self.selector.saturation + 5, seed),
+            strict,
+            seed,
+        )
+
+
+def _selection_problems(counts: npt.NDArray[np.int64], out: Any) -> list[str]:
+    if not isinstance(out, Selection) or np.asarray(out.keep).dtype != np.bool_:
+        return ["select() must return a Selection with a boolean keep mask"]
+    problems = [] if out.keep.shape == counts.shape else [f"keep shape {out.keep.shape}"]
+    if np.any(out.keep[counts == 0]):
+        problems.append("a partition with 0 units was released")
+    if out.noisy_counts is not None and (
+        out.noisy_counts.dtype.kind not in "iu" or out.noisy_counts.shape != counts.shape
+    ):
+        problems.append("noisy counts must be an integer array of the input's shape")
+    return problems
+
+
+def _same_selection(a: Any, b: Any) -> bool:
+    if not (isinstance(a, Selection) and isinstance(b, Selection)):
+        return False
+    same_counts = (a.noisy_counts is None and b.noisy_counts is None) or (
+        a.noisy_counts is not None
+        and b.noisy_counts is not None
+        and np.array_equal(a.noisy_counts, b.noisy_counts)
+    )
+    return bool(np.array_equal(a.keep, b.keep)) and same_counts

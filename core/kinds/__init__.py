@@ -1,0 +1,31 @@
+"""The kinds of mechanism, one module each: base class, hookspec, relations, and what the
+registry, the conformance suite and the adapters need (:class:`dpplug.kind.Kind`).
+
+``KINDS`` lists them in the order the registry calls their hooks; ``docs/adding-a-kind.md`` says
+how to add one.
+"""
+
+from dpplug.kind import Kind
+from dpplug.kinds.histogram_releaser import (
+    HISTOGRAM_RELEASER,
+    HistogramReleaser,
+    TrueCounts,
+)
+from dpplug.kinds.partition_selector import PARTITION_SELECTOR, PartitionSelector, Selection
+from dpplug.kinds.sampler import SAMPLER, UNBOUNDED_COUNT, CountingQuerySampler
+
+KINDS: tuple[Kind, ...] = (SAMPLER, PARTITION_SELECTOR, HISTOGRAM_RELEASER)
+
+__all__ = [
+    "HISTOGRAM_RELEASER",
+    "KINDS",
+    "PARTITION_SELECTOR",
+    "SAMPLER",
+    "UNBOUNDED_COUNT",
+    "CountingQuerySampler",
+    "HistogramReleaser",
+    "Kind",
+    "PartitionSelector",
+    "Selection",
+    "TrueCounts",
+]

@@ -1,0 +1,214 @@
+"""The histogram-releaser kind (Balcer & Vadhan, "Differential Privacy on Finite Computers",
+§5–8): a private histogram of a dataset of at most n rows over a public universe X
+(:mod:`dpplug.universe`), released dense, sparse or compact (:mod:`dpplug.histograms`).
+
+Plugins subclass :class:`HistogramReleaser`, implement :meth:`~HistogramReleaser._release` and
+register the class through :func:`register_histogram_releasers`. Guarantees are stated for
+replacing one row (n public, Balcer–Vadhan's relation) or adding or removing one. In OpenDP a
+releaser is a measurement on label counts (after ``then_count_by``) or on label vectors; in
+PipelineDP the engine counts rows per label and the release runs once, centrally, on the
+nonempty bins. ``docs/kinds.md`` is the reference.
+"""
+
+from __future__ import annotations
+
+from abc import abstractmethod
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+import numpy as np
+import numpy.typing as npt
+
+from dpplug.data import integer_scalar
+from dpplug.errors import BadData, BadParameter
+from dpplug.guarantee import Relation
+from dpplug.histograms import CompactHistogram
+from dpplug.hookspecs import Register, hookspec
+from dpplug.kind import CentralPlan, DataForm, Kind, LabelDistance, PipelineRole
+from dpplug.mechanism import Mechanism
+from dpplug.randomness import RandomSource, default_source
+from dpplug.release_law import Law, release_law
+from dpplug.universe import Universe
+
+
+@dataclass(frozen=True)
+class TrueCounts:
+    """A releaser's validated input: the nonempty bins as strictly increasing universe indices,
+    their true counts, and the number of rows (at most the public n)."""
+
+    indices: tuple[int, ...]
+    counts: npt.NDArray[np.int64]
+    rows: int
+
+
+class HistogramReleaser(Mechanism):
+    """A histogram releaser over a public universe with a public bound n on the rows.
+
+    The data is either rows (an iterable of labels) or a mapping label → count. Every label must
+    be in the universe and the counts must sum to at most n; :meth:`release` checks both before
+    anything is drawn. Releasers that the paper parameterises by a counting-query algorithm take
+    a ``sampler`` parameter naming any registered sampler, resolved in the registry the releaser
+    was created from. Released collections are in canonical label order.
+
+    Required of a plugin:
+
+    - ``universe`` (a :class:`~dpplug.universe.Universe`) and ``n`` (instance attributes), and
+      the :class:`Mechanism` declarations;
+    - :meth:`_release` (true counts, source) → a :class:`~dpplug.histograms.DenseHistogram`,
+      :class:`~dpplug.histograms.SparseHistogram` or :class:`~dpplug.histograms.CompactHistogram`;
+    - optionally ``program(counts)`` (a sampling program, :mod:`dpplug.program`) or a
+      ``sampler`` attribute through which all of its randomness flows, so that
+      :meth:`release_law` can enumerate its exact law on tiny cases;
+    - ``releases_empty_bins = False`` if it never shows a label whose true count is 0.
+    """
+
+    universe: Universe
+    #: The public bound on the number of rows (Balcer–Vadhan's dataset size n).
+    n: int
+    #: Whether a release may show a label whose true count is 0. Dense and compact outputs show
+    #: every label, and KeepHeavy-style sparse releases sample empty bins; a releaser of the
+    #: nonempty bins only (the stability histogram) sets False, and the conformance suite checks
+    #: that it never releases an empty bin.
+    releases_empty_bins: ClassVar[bool] = True
+
+    def release(self, data: object, source: RandomSource | None = None) -> Any:
+        """The private histogram of *data* (rows of labels, or a mapping label → count)."""
+        counts = self.true_counts(data)
+        return self._release(counts, default_source(source))
+
+    def release_law(self, data: Mapping[Any, int]) -> Law:
+        """The exact law of :meth:`release` on *data*, for tiny cases (see
+        :mod:`dpplug.release_law`; :class:`~dpplug.errors.NotSupported` when it cannot be
+        enumerated)."""
+        self.true_counts(data)
+        return release_law(self, data)
+
+    def true_counts(self, data: object) -> TrueCounts:
+        """*data* validated against the universe and n; :class:`BadData` saying what to change."""
+        if isinstance(data, Mapping):
+            by_index: dict[int, int] = {}
+            for label, count in data.items():
+                index = self.universe.index(label)
+                value = integer_scalar(count, 0, self.n, f"the count of {label!r}")
+                if value:
+                    by_index[index] = by_index.get(index, 0) + value
+        elif isinstance(data, str | bytes) or not isinstance(data, Iterable):
+            raise BadData(
+                f"{self.name} takes rows (a list of labels) or a mapping label → count, got "
+                f"{type(data).__name__}"
+            )
+        else:
+            by_index = {}
+            for label in data:
+                index = self.universe.index(label)
+                by_index[index] = by_index.get(index, 0) + 1
+        rows = sum(by_index.values())
+        if rows > self.n:
+            raise BadData(
+                f"the data has {rows} rows but {self.name} was built for at most n = {self.n}; "
+                f"build it with a larger n (n is public) or bound each dataset's size first"
+            )
+        indices = tuple(sorted(by_index))
+        counts = np.fromiter((by_index[i] for i in indices), dtype=np.int64, count=len(indices))
+        return TrueCounts(indices, counts, rows)
+
+    @abstractmethod
+    def _release(self, counts: TrueCounts, source: RandomSource) -> Any:
+        """The histogram for validated true counts, drawn from *source*."""
+
+
+def neighbours(counts: tuple[int, ...], relation: Relation, n: int) -> list[tuple[int, ...]]:
+    """The count vectors one row from *counts* under *relation* (replace-one: a row moves to
+    another label; add-remove: a row is added, keeping at most n rows) that sort after it, so
+    that each neighbouring pair is listed once."""
+    found = []
+    for j in range(len(counts)):
+        if relation is Relation.ADD_REMOVE:
+            if sum(counts) < n:
+                found.append(tuple(c + (i == j) for i, c in enumerate(counts)))
+            continue
+        for i in range(len(counts)):
+            if i != j and counts[i] > 0:
+                found.append(tuple(c - (k == i) + (k == j) for k, c in enumerate(counts)))
+    return [other for other in found if other > counts]
+
+
+@hookspec
+def register_histogram_releasers(register: Register) -> None:
+    """Register histogram releasers: ``register(cls)`` for each subclass of
+    :class:`dpplug.HistogramReleaser`."""
+
+
+class HistogramReleaserKind(Kind):
+    """The histogram-releaser kind (see the module docstring)."""
+
+    name = "histogram-releaser"
+    hookspec = staticmethod(register_histogram_releasers)
+    base = HistogramReleaser
+    relations = (Relation.REPLACE_ONE, Relation.ADD_REMOVE)
+    data_form = DataForm.LABELS
+    pipeline_role = PipelineRole.CENTRAL_RELEASE
+    summary = "a histogram of labelled rows over a public universe"
+
+    def declaration_problems(self, mechanism: Mechanism) -> list[str]:
+        problems = super().declaration_problems(mechanism)
+        if not isinstance(getattr(mechanism, "universe", None), Universe):
+            problems.append("universe must be a dpplug Universe")
+        n = getattr(mechanism, "n", None)
+        if not isinstance(n, int) or isinstance(n, bool) or n < 1:
+            problems.append("n (the public bound on rows) must be an int ≥ 1")
+        return problems
+
+    def privacy_bound(self, mechanism: Mechanism, distance: Any) -> tuple[Any, Any]:
+        """l₁ rows apart, by group privacy over l₁ steps of one row added or removed.
+
+        The Balcer–Vadhan releasers are proved for replacing one row of a dataset of n rows,
+        which changes two counts by one; adding or removing a row changes one count by one, a
+        sub-case of that analysis (each proof bounds the effect of the changed counts and of
+        bins entering or leaving the support), so the replace-one (ε, δ) also holds for one row
+        added or removed while the dataset has at most n rows (larger data is refused before
+        any draw). Removals first keep every intermediate dataset within n rows.
+        """
+        if not isinstance(distance, LabelDistance):
+            raise TypeError(f"a releaser's distance is a LabelDistance, got {distance!r}")
+        return mechanism.guarantee.group(distance.l1)
+
+    def check_labels(self, mechanism: Mechanism) -> None:
+        universe = _releaser(mechanism).universe
+        if not isinstance(universe.label(0), str):
+            raise BadParameter(
+                f"frameworks' labels are str, but {mechanism.name} was built over the universe "
+                f"{universe.spec}; declare a text:L or labels:[…] universe of strings"
+            )
+
+    def apply(self, mechanism: Mechanism, data: Any, source: RandomSource | None = None) -> Any:
+        """{label: count} in canonical order, or the compact histogram itself (a function
+        object: its labels are far too many to list)."""
+        histogram = _releaser(mechanism).release(data, source)
+        return histogram if isinstance(histogram, CompactHistogram) else histogram.to_dict()
+
+    def central_plan(self) -> CentralPlan:
+        """The nonempty bins gathered as (label, count) pairs and released once."""
+        return CentralPlan(per_bin=_bin_pair, combine=_concatenate, empty=(), finish=_release)
+
+
+def _bin_pair(_public: None, label: Any, count: int) -> tuple[tuple[Any, int], ...]:
+    return ((label, count),)
+
+
+def _concatenate(a: tuple[Any, ...], b: tuple[Any, ...]) -> tuple[Any, ...]:
+    return a + b
+
+
+def _release(mechanism: Mechanism, _public: None, pairs: tuple[tuple[Any, int], ...]) -> Any:
+    return _releaser(mechanism).release(dict(pairs))
+
+
+def _releaser(mechanism: Mechanism) -> HistogramReleaser:
+    assert isinstance(mechanism, HistogramReleaser), mechanism
+    return mechanism
+
+
+HISTOGRAM_RELEASER = HistogramReleaserKind()
+HistogramReleaser.kind = HISTOGRAM_RELEASER

@@ -1,0 +1,173 @@
+"""The sampler kind: counting-query samplers (Balcer & Vadhan, "Differential Privacy on Finite
+Computers", Def. 4.1–4.3), a deterministic M(c, u) for a true count c ∈ [0, n] and randomness
+u ∈ [1, d], with its scaled CDF and exact pmf.
+
+Plugins subclass :class:`CountingQuerySampler`, implement its ``_``-methods and register the
+class through :func:`register_samplers`. The guarantee is stated for counts that differ by at most
+the sampler's sensitivity (:attr:`~dpplug.guarantee.Relation.COUNT`). In OpenDP a sampler is a
+measurement on one integer with ``absolute_distance``; in PipelineDP it is the noise of COUNT,
+PRIVACY_ID_COUNT and ``add_dp_noise``. ``docs/kinds.md`` is the reference.
+"""
+
+from __future__ import annotations
+
+from abc import abstractmethod
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+from gmpy2 import mpq
+
+from dpplug.data import integer_array, integer_scalar
+from dpplug.errors import BadParameter, NotSupported, PluginFault
+from dpplug.guarantee import Relation
+from dpplug.hookspecs import Register, hookspec
+from dpplug.kind import DataForm, Kind, PipelineRole
+from dpplug.mechanism import Mechanism
+from dpplug.pmf import Pmf
+from dpplug.randomness import RandomSource, default_source
+
+#: Count bound of samplers that accept any integer (noise addition, no clamping).
+UNBOUNDED_COUNT = 1 << 62
+
+
+class CountingQuerySampler(Mechanism):
+    """A counting-query sampler: M(c, u) for c ∈ [0, n], u ∈ [1, d].
+
+    ``epsilon`` is the sampler's own guarantee for one counting query of sensitivity 1. Bounded
+    samplers have a finite ``n`` and ``d``. Unbounded ones (noise addition on any integer) set
+    ``n = None``; samplers without a finite randomness size set ``d = None`` and offer only
+    :meth:`sample` and :meth:`pmf`.
+
+    Required of a plugin:
+
+    - ``n`` and ``d`` (instance attributes), and the :class:`Mechanism` declarations;
+    - :meth:`_pmf` (count) → the exact law of M(count, U) as a :class:`~dpplug.pmf.Pmf`;
+    - with a finite d: :meth:`_output` (count, u) → M(count, u) and :meth:`_scaled_cdf`
+      (z, count) → d·Pr[M(count, U) ≤ z];
+    - optionally :meth:`_sample` (a faster vectorised path with the same law).
+
+    The public methods validate their input first, so bad input is refused before any draw.
+    """
+
+    n: int | None
+    d: int | None
+
+    @property
+    def count_bounds(self) -> tuple[int, int]:
+        """The true counts this sampler accepts."""
+        if self.n is None:
+            return (-UNBOUNDED_COUNT, UNBOUNDED_COUNT)
+        return (0, self.n)
+
+    def _count(self, count: object) -> int:
+        return integer_scalar(count, *self.count_bounds, what=f"{self.name} count")
+
+    def _randomness_size(self) -> int:
+        if self.d is None:
+            raise NotSupported(
+                f"{self.name} has no finite randomness size d, so M(c, u) and its scaled CDF do "
+                f"not exist; use sample() and pmf(), or a bounded sampler such as geosample"
+            )
+        return self.d
+
+    def __call__(self, count: object, u: object) -> int:
+        """M(count, u): the output for true count *count* and randomness *u* ∈ [1, d]."""
+        d = self._randomness_size()
+        c = self._count(count)
+        return self._output(c, integer_scalar(u, 1, d, what="randomness u"))
+
+    def scaled_cdf(self, z: object, count: object = 0) -> int:
+        """F(count, z) = d·Pr[M(count, U) ≤ z], an exact integer; non-decreasing in z."""
+        self._randomness_size()
+        c = self._count(count)
+        return self._scaled_cdf(integer_scalar(z, -UNBOUNDED_COUNT, UNBOUNDED_COUNT, "z"), c)
+
+    def pmf(self, count: object) -> Pmf:
+        """The exact law of M(count, U) (output → rational probability)."""
+        return self._pmf(self._count(count))
+
+    def sample(self, counts: object, source: RandomSource | None = None) -> npt.NDArray[np.int64]:
+        """Noisy counts for an integer array of true counts (same shape), drawn from *source*.
+
+        *source* defaults to the OS CSPRNG. Counts are validated before anything is drawn.
+        """
+        array = integer_array(counts, *self.count_bounds, what=f"{self.name} counts")
+        rng = default_source(source)
+        flat = array.reshape(-1)
+        return self._sample(flat, rng).reshape(array.shape)
+
+    def _output(self, count: int, u: int) -> int:
+        """M(count, u); samplers with a finite d must implement it."""
+        raise PluginFault(f"{self.name} declares d = {self.d} but does not implement _output")
+
+    def _scaled_cdf(self, z: int, count: int) -> int:
+        """F(count, z); samplers with a finite d must implement it."""
+        raise PluginFault(f"{self.name} declares d = {self.d} but does not implement _scaled_cdf")
+
+    @abstractmethod
+    def _pmf(self, count: int) -> Pmf:
+        """The exact law of M(count, U) for a validated count."""
+
+    def _pmf_from_scaled_cdf(self, count: int) -> Pmf:
+        """The exact law on [0, n] from differences of the scaled CDF (bounded samplers)."""
+        d, n = self._randomness_size(), self.count_bounds[1]
+        cdf = [self._scaled_cdf(z, count) for z in range(-1, n + 1)]
+        return Pmf({z: mpq(cdf[z + 1] - cdf[z], d) for z in range(n + 1)})
+
+    def _sample(self, counts: npt.NDArray[np.int64], source: RandomSource) -> npt.NDArray[np.int64]:
+        """Exact reference path: M(c, U(d)) element by element (expected time, via U(d))."""
+        d = self._randomness_size()
+        return np.fromiter(
+            (self._output(int(c), source.uniform(d)) for c in counts),
+            dtype=np.int64,
+            count=counts.size,
+        )
+
+
+@hookspec
+def register_samplers(register: Register) -> None:
+    """Register counting-query samplers: ``register(cls)`` for each subclass of
+    :class:`dpplug.CountingQuerySampler`."""
+
+
+class SamplerKind(Kind):
+    """The sampler kind (see the module docstring)."""
+
+    name = "sampler"
+    hookspec = staticmethod(register_samplers)
+    base = CountingQuerySampler
+    relations = (Relation.COUNT,)
+    data_form = DataForm.COUNT
+    pipeline_role = PipelineRole.COUNT_NOISE
+    summary = "a counting-query sampler: a noisy count for a true count"
+
+    def declaration_problems(self, mechanism: Mechanism) -> list[str]:
+        problems = super().declaration_problems(mechanism)
+        for attribute in ("n", "d"):
+            value = getattr(mechanism, attribute, "missing")
+            if value is not None and (
+                not isinstance(value, int) or isinstance(value, bool) or value < 1
+            ):
+                problems.append(f"{attribute} must be None or an int ≥ 1, got {value!r}")
+        return problems
+
+    def privacy_bound(self, mechanism: Mechanism, distance: Any) -> tuple[Any, Any]:
+        """Counts *distance* apart are ⌈distance / sensitivity⌉ neighbouring steps apart."""
+        guarantee = mechanism.guarantee
+        if isinstance(distance, bool) or not isinstance(distance, int) or distance < 0:
+            raise BadParameter(f"an absolute distance is a non-negative int, got {distance!r}")
+        return guarantee.group(-(-distance // guarantee.neighbouring.sensitivity))
+
+    def apply(self, mechanism: Mechanism, data: Any, source: RandomSource | None = None) -> int:
+        sampler = _sampler(mechanism)
+        return int(sampler.sample(np.array([sampler._count(data)], dtype=np.int64), source)[0])
+
+
+def _sampler(mechanism: Mechanism) -> CountingQuerySampler:
+    assert isinstance(mechanism, CountingQuerySampler), mechanism
+    return mechanism
+
+
+SAMPLER = SamplerKind()
+CountingQuerySampler.kind = SAMPLER

@@ -1,0 +1,101 @@
+"""What every mechanism declares, whatever its kind: name, parameters, guarantee, accuracy,
+provenance, and the registry it resolves other mechanisms in.
+
+A kind of mechanism (:mod:`dpplug.kinds`) subclasses :class:`Mechanism` with the methods of its
+own contract; a plugin subclasses the kind's base class. ``docs/kinds.md`` is the reference.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from dpplug.errors import BadParameter
+from dpplug.guarantee import Accuracy, Guarantee
+from dpplug.params import Param, Schema
+
+if TYPE_CHECKING:
+    from dpplug.kind import Kind
+    from dpplug.plugin_registry import Registry
+
+BETA = Param(
+    "beta",
+    "rational",
+    "Failure probability of the accuracy bound.",
+    low=0,
+    high=1,
+    low_open=True,
+    high_open=True,
+    example="0.05",
+)
+
+
+class Mechanism(ABC):
+    """The declarations every mechanism makes.
+
+    Subclasses set the class attributes and implement :attr:`guarantee` and :meth:`_accuracy`.
+    ``__init__`` validates the keyword parameters through :attr:`schema` before anything else;
+    the exact values are in :attr:`params` and whatever the mechanism derives from them (rounded
+    ε, truncation, …) in :attr:`derived`.
+
+    *registry* is the registry the mechanism was created from. A mechanism that uses other
+    mechanisms by name (a releaser's ``sampler``) looks them up in :meth:`registry_in_use`:
+    ``None`` means the default registry (:func:`dpplug.registry`); an explicitly passed registry
+    is always the one used, even when it is empty.
+    """
+
+    name: ClassVar[str]
+    #: The kind this mechanism is (set by each kind's base class, :mod:`dpplug.kinds`).
+    kind: ClassVar[Kind]
+    schema: ClassVar[Schema]
+    summary: ClassVar[str]
+    #: The paper and algorithm implemented, e.g. "Balcer & Vadhan 2018, Alg. 4.8 (GeoSample)".
+    reference: ClassVar[str]
+    #: True if the mechanism's calls use a number of draws fixed by the parameters and the
+    #: input size, never by the data or by chance.
+    strict_time: ClassVar[bool] = False
+    #: Small parameterisations on which exact checks are feasible (conformance).
+    conformance_cases: ClassVar[tuple[Mapping[str, Any], ...]] = ()
+
+    def __init__(self, **params: object) -> None:
+        registry = params.pop("registry", None)
+        if registry is not None and not _is_registry(registry):
+            raise BadParameter(
+                f"registry must be a dpplug Registry (or None for the default one), got "
+                f"{type(registry).__name__}"
+            )
+        self.registry: Registry | None = registry  # type: ignore[assignment]
+        self.params: dict[str, Any] = self.schema.validate(params, self.name)
+        self.derived: dict[str, Any] = {}
+
+    def registry_in_use(self) -> Registry:
+        """:attr:`registry`, or the default registry when none was given (tested with ``is``)."""
+        if self.registry is not None:
+            return self.registry
+        from dpplug.plugin_registry import registry
+
+        return registry()
+
+    @property
+    @abstractmethod
+    def guarantee(self) -> Guarantee:
+        """The privacy guarantee actually achieved with these parameters."""
+
+    def accuracy(self, beta: object) -> Accuracy:
+        """The (a, β) accuracy this mechanism guarantees for failure probability *beta*."""
+        return self._accuracy(BETA.coerce(beta))
+
+    @abstractmethod
+    def _accuracy(self, beta: Any) -> Accuracy:
+        """The accuracy at an exact β in (0, 1)."""
+
+    def __repr__(self) -> str:
+        args = ", ".join(f"{k}={v}" for k, v in self.params.items() if v is not None)
+        return f"dpplug.create({self.name!r}, {args})"
+
+
+def _is_registry(value: object) -> bool:
+    from dpplug.plugin_registry import Registry
+
+    return isinstance(value, Registry)
