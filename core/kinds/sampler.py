@@ -29,6 +29,21 @@ from dpplug.randomness import RandomSource, default_source
 
 #: Count bound of samplers that accept any integer (noise addition, no clamping).
 UNBOUNDED_COUNT = 1 << 62
+#: The largest exact law :meth:`CountingQuerySampler.pmf` builds: outputs × bits of d.
+MAX_LAW_BITS = 1 << 26
+
+
+def law_size_check(sampler: CountingQuerySampler, outputs: int) -> None:
+    """Refuse an exact law of *outputs* rationals over d (up to 2·log₂ d bits each) that would
+    exceed :data:`MAX_LAW_BITS`, before computing any of it."""
+    bits = outputs * max(sampler.d.bit_length() if sampler.d else 64, 64)
+    if bits > MAX_LAW_BITS:
+        raise NotSupported(
+            f"the exact law of {sampler.name} here has {outputs:,} outputs with denominators of "
+            f"{sampler.d.bit_length() if sampler.d else 64:,} bits (about {bits >> 23:,} MiB; "
+            f"the limit is {MAX_LAW_BITS >> 23} MiB): exact laws are for small parameters such "
+            f"as the conformance cases; use sample() for draws and accuracy() for tail bounds"
+        )
 
 
 class CountingQuerySampler(Mechanism):
@@ -112,6 +127,7 @@ class CountingQuerySampler(Mechanism):
     def _pmf_from_scaled_cdf(self, count: int) -> Pmf:
         """The exact law on [0, n] from differences of the scaled CDF (bounded samplers)."""
         d, n = self._randomness_size(), self.count_bounds[1]
+        law_size_check(self, n + 1)
         cdf = [self._scaled_cdf(z, count) for z in range(-1, n + 1)]
         return Pmf({z: mpq(cdf[z + 1] - cdf[z], d) for z in range(n + 1)})
 
