@@ -25,8 +25,9 @@ from gmpy2 import mpfr, mpq, mpz
 #: Bits of precision of enclosure endpoints.
 PRECISION = 128
 
-_DOWN = gmpy2.context(precision=PRECISION, round=gmpy2.RoundDown)
-_UP = gmpy2.context(precision=PRECISION, round=gmpy2.RoundUp)
+#: MPFR contexts rounding down and up at :data:`PRECISION`: ``DOWN.add(x, y)`` ≤ x + y, etc.
+DOWN = gmpy2.context(precision=PRECISION, round=gmpy2.RoundDown)
+UP = gmpy2.context(precision=PRECISION, round=gmpy2.RoundUp)
 
 Lift = Callable[[Any], Any]
 Formula = Callable[[Lift], Any]
@@ -48,9 +49,9 @@ class Enclosure:
         if isinstance(value, int | mpz) and abs(value).bit_length() <= PRECISION:
             exact = mpfr(value, PRECISION)  # represented exactly: no rounding
             return cls(exact, exact)
-        with gmpy2.context(_DOWN):
+        with gmpy2.context(DOWN):
             lo = mpfr(value)
-        with gmpy2.context(_UP):
+        with gmpy2.context(UP):
             hi = mpfr(value)
         return cls(lo, hi)
 
@@ -59,7 +60,7 @@ class Enclosure:
 
     def __add__(self, other: Any) -> Enclosure:
         o = Enclosure.of(other)
-        return Enclosure(_DOWN.add(self.lo, o.lo), _UP.add(self.hi, o.hi))
+        return Enclosure(DOWN.add(self.lo, o.lo), UP.add(self.hi, o.hi))
 
     __radd__ = __add__
 
@@ -68,7 +69,7 @@ class Enclosure:
 
     def __sub__(self, other: Any) -> Enclosure:
         o = Enclosure.of(other)
-        return Enclosure(_DOWN.sub(self.lo, o.hi), _UP.sub(self.hi, o.lo))
+        return Enclosure(DOWN.sub(self.lo, o.hi), UP.sub(self.hi, o.lo))
 
     def __rsub__(self, other: Any) -> Enclosure:
         return Enclosure.of(other) - self
@@ -76,9 +77,9 @@ class Enclosure:
     def __mul__(self, other: Any) -> Enclosure:
         o = Enclosure.of(other)
         if self.lo >= 0 and o.lo >= 0:
-            return Enclosure(_DOWN.mul(self.lo, o.lo), _UP.mul(self.hi, o.hi))
+            return Enclosure(DOWN.mul(self.lo, o.lo), UP.mul(self.hi, o.hi))
         ends = ((self.lo, o.lo), (self.lo, o.hi), (self.hi, o.lo), (self.hi, o.hi))
-        return Enclosure(min(_DOWN.mul(a, b) for a, b in ends), max(_UP.mul(a, b) for a, b in ends))
+        return Enclosure(min(DOWN.mul(a, b) for a, b in ends), max(UP.mul(a, b) for a, b in ends))
 
     __rmul__ = __mul__
 
@@ -87,28 +88,46 @@ class Enclosure:
         if o.lo <= 0 <= o.hi:
             raise ZeroDivisionError("dividing by an enclosure that contains 0")
         if self.lo >= 0 and o.lo > 0:
-            return Enclosure(_DOWN.div(self.lo, o.hi), _UP.div(self.hi, o.lo))
+            return Enclosure(DOWN.div(self.lo, o.hi), UP.div(self.hi, o.lo))
         ends = ((self.lo, o.lo), (self.lo, o.hi), (self.hi, o.lo), (self.hi, o.hi))
-        return Enclosure(min(_DOWN.div(a, b) for a, b in ends), max(_UP.div(a, b) for a, b in ends))
+        return Enclosure(min(DOWN.div(a, b) for a, b in ends), max(UP.div(a, b) for a, b in ends))
 
     def __rtruediv__(self, other: Any) -> Enclosure:
         return Enclosure.of(other) / self
+
+    def _monotone(self, name: str, increasing: bool) -> Enclosure:
+        down, up = getattr(DOWN, name), getattr(UP, name)
+        return Enclosure(down(self.lo), up(self.hi)) if increasing else Enclosure(
+            down(self.hi), up(self.lo)
+        )
+
+    def exp(self) -> Enclosure:
+        return self._monotone("exp", True)
+
+    def log(self) -> Enclosure:
+        return self._monotone("log", True)
+
+    def sqrt(self) -> Enclosure:
+        return self._monotone("sqrt", True)
+
+    def erfc(self) -> Enclosure:
+        return self._monotone("erfc", False)
 
     def __pow__(self, exponent: int) -> Enclosure:
         """Integer powers ≥ 0 of an enclosure of a non-negative value."""
         if exponent < 0 or self.lo < 0:
             raise ValueError("enclosures take integer powers ≥ 0 of non-negative values")
-        return Enclosure(_DOWN.pow(self.lo, exponent), _UP.pow(self.hi, exponent))
+        return Enclosure(DOWN.pow(self.lo, exponent), UP.pow(self.hi, exponent))
 
 
 def scaled_floor(value: mpfr, bits: int) -> int:
     """⌊value·2^bits⌋ exactly."""
-    return int(_DOWN.floor(_DOWN.mul_2exp(value, bits)))
+    return int(DOWN.floor(DOWN.mul_2exp(value, bits)))
 
 
 def scaled_ceil(value: mpfr, bits: int) -> int:
     """⌈value·2^bits⌉ exactly."""
-    return int(_UP.ceil(_UP.mul_2exp(value, bits)))
+    return int(UP.ceil(UP.mul_2exp(value, bits)))
 
 
 def at_most(formula: Formula, bound: Any, bound_enclosure: Enclosure | None = None) -> bool:
