@@ -40,6 +40,7 @@ from dpplug.guarantee import COUNT_SENSITIVITY_1, Accuracy, ErrorBound, Guarante
 from dpplug.kinds import CountingQuerySampler
 from dpplug.params import Param, Schema, count_bound_param, epsilon_param, unit_fraction
 from dpplug.plugins.samplers.geometric_params import GeometricParams
+from dpplug.plugins.samplers.noise_moments import ClampedNoise
 from dpplug.pmf import Pmf
 
 
@@ -126,7 +127,7 @@ class FastSample(CountingQuerySampler):
             return below
         above = below - self._mix
         if above >= min(count + t, n):
-            return min(above, n)
+            return int(min(above, n))
         low, high = max(0, above, count - t), min(below, count + t, n)
         return smallest_reaching(
             lambda z: self._scaled_cdf(z, count),
@@ -138,6 +139,15 @@ class FastSample(CountingQuerySampler):
 
     def _pmf(self, count: int) -> Pmf:
         return self._pmf_from_scaled_cdf(count)
+
+    def _noise_variance(self, count: int) -> float:
+        """(1 − γ)·(truncated, clamped geometric) + γ·Unif([0, n]), in closed form."""
+        a, b, t, gamma = self.geometric.a, self.geometric.b, self.t, self.gamma
+        noise = ClampedNoise(count, self.n)
+        tails = self.geometric.tail(t)(mpq)
+        noise.symmetric(mpq(b, a), (1 - gamma) * mpq(a - b, a + b), t, (1 - gamma) * tails)
+        noise.uniform(-count, self.n - count, gamma)
+        return noise.variance
 
     def _accuracy(self, beta: Any) -> Accuracy:
         """Smallest m with (1−γ)·Pr[|Z| > m] + γ·(n−m)/(n+1) ≤ β: the core's error is at most

@@ -38,6 +38,7 @@ from dpplug.exact import ceil_div, exp_lower, smallest_error_bound
 from dpplug.guarantee import COUNT_SENSITIVITY_1, Accuracy, ErrorBound, Guarantee
 from dpplug.kinds import CountingQuerySampler
 from dpplug.params import Schema, count_bound_param, epsilon_param
+from dpplug.plugins.samplers.noise_moments import ClampedNoise, integer_power_sums
 from dpplug.pmf import Pmf
 from dpplug.randomness import RandomSource
 
@@ -192,6 +193,23 @@ class FixedPointGeometric(CountingQuerySampler):
 
     def _pmf(self, count: int) -> Pmf:
         return self._pmf_from_scaled_cdf(count)
+
+    def _noise_variance(self, count: int) -> float:
+        """Σ W(j)·clamp(j, −c, n − c)^k / 2^63 run by run: the decreasing weights one by one,
+        the plateau by integer power sums, the rest of each side on its clamped end."""
+        w, n = self.weights, self.n
+        top = len(w.decreasing) - 1
+        noise = ClampedNoise(count, n)
+        noise.point(0, mpq(w.decreasing[0], TABLE_SIZE))
+        for sign, reach in ((-1, count), (1, n - count)):
+            for j in range(1, min(reach, top + 1)):
+                noise.point(sign * j, mpq(w.decreasing[j], TABLE_SIZE))
+            plateau = integer_power_sums(top + 1, min(reach - 1, n - 1))
+            noise.run(mpq(w.plateau, TABLE_SIZE), plateau, sign)
+            beyond = sum(w.decreasing[max(reach, 1) :]) + w.fold
+            beyond += w.plateau * max(0, n - max(reach, top + 1))
+            noise.point(sign * reach, mpq(beyond, TABLE_SIZE))
+        return noise.variance
 
     def _sample(self, counts: npt.NDArray[np.int64], source: RandomSource) -> npt.NDArray[np.int64]:
         u0 = source.bits_array(TABLE_BITS, counts.size).astype(np.int64)

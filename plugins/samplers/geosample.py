@@ -33,6 +33,7 @@ from dpplug.guarantee import COUNT_SENSITIVITY_1, Accuracy, ErrorBound, Guarante
 from dpplug.kinds import CountingQuerySampler
 from dpplug.params import Schema, count_bound_param, epsilon_param
 from dpplug.plugins.samplers.geometric_params import GeometricParams
+from dpplug.plugins.samplers.noise_moments import ClampedNoise
 from dpplug.pmf import Pmf
 
 
@@ -95,6 +96,13 @@ class GeoSample(CountingQuerySampler):
 
     def _pmf(self, count: int) -> Pmf:
         return self._pmf_from_scaled_cdf(count)
+
+    def _noise_variance(self, count: int) -> float:
+        """The clamped geometric's variance in closed form (:mod:`.noise_moments`)."""
+        a, b = self.geometric.a, self.geometric.b
+        noise = ClampedNoise(count, self.n)
+        noise.symmetric(mpq(b, a), mpq(a - b, a + b), None)
+        return noise.variance
 
     def _accuracy(self, beta: Any) -> Accuracy:
         """Exact integer form of m = ⌈ln(2α/((1+α)β))/ε̃⌉ − 1: the smallest m with

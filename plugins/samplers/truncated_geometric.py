@@ -35,6 +35,7 @@ from dpplug.inverse_cdf import BoundaryTable
 from dpplug.kinds import CountingQuerySampler
 from dpplug.kinds.sampler import law_size_check
 from dpplug.params import Param, Schema, count_bound_param, epsilon_param
+from dpplug.plugins.samplers.noise_moments import ClampedNoise, power_sums
 from dpplug.pmf import Pmf
 from dpplug.randomness import RandomSource
 
@@ -163,6 +164,13 @@ class TruncatedGeometric(CountingQuerySampler):
             z = self._clamp(count + x)
             law[z] = law.get(z, mpq(0)) + mpq(mpz(a) ** (k - abs(x)) * mpz(b) ** abs(x), self._d)
         return Pmf(law)
+
+    def _noise_variance(self, count: int) -> float:
+        """Pr[X = x] = α^{|x|}/Z (α = b/a, Z = 1 + 2Σ_{m≤k} α^m), clamped, in closed form."""
+        ratio = mpq(self.b, self.a)
+        noise = ClampedNoise(count, self.n)
+        noise.symmetric(ratio, 1 / (1 + 2 * power_sums(ratio, 1, self.k)[0]), self.k)
+        return noise.variance
 
     def _accuracy(self, beta: Any) -> Accuracy:
         """Smallest m with Pr[|X| > m] = 2·S(m+1)/d ≤ β (0 for m ≥ k; clamping only helps)."""
