@@ -97,6 +97,11 @@ def smallest_at_least(g: Callable[[int], Any], lo: int, hi: int, u: Any) -> int:
     return lo + bisect.bisect_left(range(lo, hi + 1), u, key=g)
 
 
+#: Up to this many bits, :func:`smallest_reaching` compares exact integers directly (faster than
+#: enclosures there).
+EXACT_BITS = 2048
+
+
 def smallest_reaching(
     exact: Callable[[int], Any], enclosure: Callable[[int], Enclosure], lo: int, hi: int, u: int
 ) -> int:
@@ -105,6 +110,8 @@ def smallest_reaching(
     each comparison decided from ``enclosure(j)`` (:mod:`dpplug.enclosure`) when it can be, and
     from ``exact(j)`` otherwise, so the answer is exact whatever the precision."""
     below = mpz(u - 1)
+    if below.bit_length() <= EXACT_BITS:  # short integers: exact arithmetic is cheaper
+        return smallest_at_least(lambda j: bool(exact(j) > below), lo, hi, True)
     limit = Enclosure.of(below)
 
     def reaches(j: int) -> bool:

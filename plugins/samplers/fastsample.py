@@ -117,7 +117,7 @@ class FastSample(CountingQuerySampler):
             return 0
         if z >= self.n:
             return self.d
-        return int(self._cdf(count, z)(mpq))
+        return int(self._cdf(count, z)(mpz))
 
     def _output(self, count: int, u: int) -> int:
         n, t, core_d = self.n, self.t, self.core_d

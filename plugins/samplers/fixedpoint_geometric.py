@@ -165,22 +165,22 @@ class FixedPointGeometric(CountingQuerySampler):
         return TABLE_SIZE
 
     def _noise(self, u0: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
-        """Z̃ = the smallest j with C(j) > u0, for u0 uniform in [0, 2^63)."""
+        """Z̃ = the smallest j with C(j) > u0, for u0 uniform in [0, 2^63): one binary search in
+        the central table, then plateau arithmetic for the few u0 outside it."""
         n, r, w = self.n, self._radius, self.weights
         centre_end = int(self._centre_cum[-1])
-        central = np.searchsorted(self._centre_cum, u0, side="right") - r
-        left = -(n - 1) + (u0 - w.fold) // w.plateau
-        right = r + 1 + (u0 - centre_end) // w.plateau
-        return np.select(
-            [
-                u0 < w.fold,
-                u0 < self._centre_start,
-                u0 < centre_end,
-                u0 < centre_end + (w.plateau * w.plateau_len),
-            ],
-            [-n, left, central, right],
-            default=n,
-        ).astype(np.int64)
+        noise: npt.NDArray[np.int64] = np.searchsorted(self._centre_cum, u0, side="right") - r
+        outside = np.flatnonzero((u0 < self._centre_start) | (u0 >= centre_end))
+        if outside.size:
+            v = u0[outside]
+            left = -(n - 1) + (v - w.fold) // w.plateau
+            right = r + 1 + (v - centre_end) // w.plateau
+            noise[outside] = np.select(
+                [v < w.fold, v < self._centre_start, v < centre_end + w.plateau * w.plateau_len],
+                [-n, left, right],
+                default=n,
+            )
+        return noise
 
     def _output(self, count: int, u: int) -> int:
         j = int(self._noise(np.array([u - 1], dtype=np.int64))[0])
@@ -212,7 +212,7 @@ class FixedPointGeometric(CountingQuerySampler):
         return noise.variance
 
     def _sample(self, counts: npt.NDArray[np.int64], source: RandomSource) -> npt.NDArray[np.int64]:
-        u0 = source.bits_array(TABLE_BITS, counts.size).astype(np.int64)
+        u0 = source.bits_array(TABLE_BITS, counts.size).view(np.int64)  # < 2^63: no copy
         noisy: npt.NDArray[np.int64] = np.clip(counts + self._noise(u0), 0, self.n)
         return noisy
 

@@ -28,7 +28,7 @@ from typing import Any
 from gmpy2 import mpq, mpz
 
 from dpplug.enclosure import Enclosure, Lift
-from dpplug.exact import smallest_error_bound, smallest_reaching
+from dpplug.exact import EXACT_BITS, smallest_error_bound, smallest_reaching
 from dpplug.guarantee import COUNT_SENSITIVITY_1, Accuracy, ErrorBound, Guarantee
 from dpplug.kinds import CountingQuerySampler
 from dpplug.params import Schema, count_bound_param, epsilon_param
@@ -62,6 +62,10 @@ class GeoSample(CountingQuerySampler):
         self.d: int = int(self._d)
         self.derived = self.geometric.as_dict()
         self._g_enclosure = lru_cache(maxsize=1 << 14)(lambda j: self._g(j)(Enclosure.of))
+        # exact values are read while d is short (cached: a few MiB at most), else on a rare tie
+        exact = lambda j: self._g(j)(mpz)  # noqa: E731
+        short = self._d.bit_length() <= EXACT_BITS
+        self._g_exact = lru_cache(maxsize=1 << 10)(exact) if short else exact
 
     def _g(self, j: int) -> Any:
         """A formula of G(j) (see the module docstring)."""
@@ -76,9 +80,6 @@ class GeoSample(CountingQuerySampler):
 
         return formula
 
-    def _g_exact(self, j: int) -> Any:
-        return self._g(j)(mpq)
-
     @property
     def guarantee(self) -> Guarantee:
         return Guarantee(self.geometric.exp_epsilon, 0, COUNT_SENSITIVITY_1)
@@ -92,7 +93,7 @@ class GeoSample(CountingQuerySampler):
             return 0
         if z >= self.n:
             return self.d
-        return int(self._g_exact(z - count))
+        return int(self._g(z - count)(mpz))
 
     def _pmf(self, count: int) -> Pmf:
         return self._pmf_from_scaled_cdf(count)
