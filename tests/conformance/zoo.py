@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 import numpy.typing as npt
-from gmpy2 import mpq
+from gmpy2 import mpq, mpz
 
 import dpplug
 from dpplug.guarantee import Neighbouring, Relation
@@ -43,8 +43,8 @@ class RenormalisedGeometric(GeoSample):
     name = "zoo-renormalised-geometric"
 
     def _pmf(self, count: int) -> Pmf:
-        x = self.geometric.x
-        weights = {z: mpq(x, x + 1) ** abs(z - count) for z in range(self.n + 1)}
+        ratio = mpq(self.geometric.b, self.geometric.a)
+        weights = {z: ratio ** abs(z - count) for z in range(self.n + 1)}
         total = sum(weights.values(), mpq(0))
         return Pmf({z: w / total for z, w in weights.items()})
 
@@ -66,9 +66,10 @@ class CappedFastSample(FastSample):
 
     def __init__(self, **params: object) -> None:
         super().__init__(**params)
-        x, n, g = self.geometric.x, self.n, int(1 / self.gamma)
+        a, b, n, g = self.geometric.a, self.geometric.b, self.n, int(1 / self.gamma)
         self.t = min(self.t, n)
-        self.core_d = (2 * x + 1) * (x + 1) ** self.t
+        self._core_d = (a + b) * mpz(a) ** self.t
+        self.core_d = int(self._core_d)
         self.d = (n + 1) * self.core_d * g
 
 
@@ -81,8 +82,9 @@ class OffByOneThreshold(TruncatedGeometric):
         super().__init__(**params)
         declared = self.delta
         self.k -= 1
-        self.d = self._tail(0) + self._tail(1)
-        self._g.cache_clear()
+        self._d = mpz(self._s(0)(mpq) + self._s(1)(mpq))
+        self.d = int(self._d)
+        self._g_enclosure.cache_clear()
         self.delta = declared
 
 
