@@ -50,7 +50,7 @@ from dpplug.plugins.partition.grid_selector import GridSelector
 from dpplug.plugins.partition.keep_table import GRID_BITS, ONE
 
 #: The share of δ/2 the grid's slack may take at most (see ``_step_cap``).
-_SLACK_SHARE = 1e-3
+_SLACK_SHARE = 1 / 64
 #: The table's Gaussian cap uses μ·(1 − 2^-40): the declared μ then holds with room to spare.
 _CAP_SHRINK = mpq((1 << 40) - 1, 1 << 40)
 #: The most entries the table may have: each costs a few MPFR erfc evaluations (about 0.2 ms),
@@ -117,7 +117,8 @@ class GaussianThresholding(GridSelector):
             if reserve >= delta / 2 * _SLACK_SHARE * 2:
                 raise BadParameter(
                     f"{self.name}: δ = {delta:.3g} is below the grid's resolution for {c} "
-                    "partition(s); raise delta or lower max_partitions_contributed"
+                    "partition(s); raise delta, lower max_partitions_contributed, or use "
+                    "optimal-partition-selection"
                 )
             sigma = gaussian_sigma(shifted, (delta / 2 - reserve) * (1 - 1e-9), math.sqrt(c))
             tau = 1 - sigma * float(special.ndtri(appear))  # 1 + σ·Φ⁻¹(1 − appear)
@@ -150,7 +151,7 @@ class GaussianThresholding(GridSelector):
         Why the allowance: rounding π̂ down loses up to a unit, which the next bound carries on
         multiplied by the density ratio φ(x + μ)/φ(x) ≤ e^{μ|x| + μ²/2} in the lower tail; left
         alone, those losses stay in Φ⁻¹ terms (the table ended up to 2.5·10⁻⁷ below the curve at
-        δ = 10⁻¹², ℓ₀ = 3). K is that ratio at π̂(1), within a share of 10⁻³ of δ/2. Why it is
+        δ = 10⁻¹², ℓ₀ = 3). K is that ratio at π̂(1), within a share of 1/64 of δ/2. Why it is
         sound: there the pair (p, q) is at most K units above the bound, q − Φ(Φ⁻¹(p) + μ) ≤ K, and
         Φ(Φ⁻¹(q) − μ) − p, the excess on the other side, integrates the density over an interval
         μ lower, where it is smaller (below −μ/2), so it is at most K too. Elsewhere a pair only

@@ -191,7 +191,7 @@ def test_gaussian_pairs_are_gdp_and_compose_to_at_most_delta(
     mu = s.gaussian.mu
     assert abs(float(mu) * s.derived["sigma"] - 1) < 1e-15
     slack = s.gaussian.slack  # K grid units, K ≪ δ/(2ℓ₀·2^-63)
-    assert 2 <= slack / GRID <= mpq(case[2]) / 2 / 1000 / GRID / case[3]
+    assert 2 <= slack / GRID <= mpq(case[2]) / 2 / 64 / GRID / case[3]
     keep = [s.keep_probability(n) for n in range(s.saturation + 1)]
     step = max(1, len(keep) // 300)  # MPFR erfc dominates: a spread of pairs on long tables
     for n in range(1, len(keep) - 1, step):
