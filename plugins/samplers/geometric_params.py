@@ -14,9 +14,9 @@ ln(3/2) for every ε ≥ 1/2, so dpplug chooses a/b to spend the ε asked for:
     numerator a ≤ b·e^ε,
 
 both ends with rigorous directed rounding. So ln(a/b) ≤ ε, and ε̃ = ln(a/b) ≥ (63/64)·ε across the
-whole schema. For ε ≤ 1/64 this is (x+1)/x with x = ⌈1/(e^ε − 1)⌉; for ε ≥ 4 it is ⌊e^ε⌋/1. The
-smallest denominator keeps a, and with it every integer the samplers handle, as short as the
-ε̃ allows: log₂ a ≈ log₂(1/ε) + 6 for small ε, and ε·log₂e for large ε.
+whole schema. For ε ≤ 1/64 this is (x+1)/x with x = ⌈1/(e^ε − 1)⌉; from ε ≈ 3.3 on it is
+⌊e^ε⌋/1. The smallest denominator keeps a, and with it every integer the samplers handle, as
+short as the ε̃ allows: log₂ a ≈ log₂(1/ε) + 6 for small ε, and ε·log₂e for large ε.
 """
 
 from __future__ import annotations
