@@ -123,8 +123,8 @@ class SystemSource(RandomSource):
     """The default source: a ChaCha20 keystream keyed from the operating system's CSPRNG, with
     fast key erasure and fresh OS entropy at every refill (see the module docstring).
 
-    ``prefetch`` is how many bytes of keystream one refill makes (64 KiB by default); requests
-    larger than half of it are served by a keystream of their own. A source is safe to share
+    ``prefetch`` is how many bytes of keystream one refill makes (256 to 64 KiB, the default);
+    requests larger than half of it are served by a keystream of their own. A source is safe to share
     between threads. It is never shared between processes: a forked child reseeds every live
     source from its own OS entropy before it runs, and pickling (or copying) a source carries
     neither its key nor its pending bytes, so the copy starts from a fresh key.
@@ -134,6 +134,8 @@ class SystemSource(RandomSource):
         super().__init__()
         if isinstance(prefetch, bool) or not isinstance(prefetch, int) or prefetch < 256:
             raise BadParameter(f"SystemSource(prefetch) needs an int ≥ 256, got {prefetch!r}")
+        if prefetch > 1 << 16:
+            raise BadParameter(f"SystemSource(prefetch) needs an int ≤ 65536, got {prefetch!r}")
         self.prefetch = prefetch
         self._start()
 
@@ -158,7 +160,7 @@ class SystemSource(RandomSource):
             start, end = self._position, self._position + count
             self._position = end
             served = bytes(self._buffer[start:end])
-            self._buffer[start:end] = bytes(count)  # served bytes are erased from memory
+            self._buffer[start:end] = _ZEROS[:count]  # served bytes are erased from memory
             return served
 
     def __getstate__(self) -> dict[str, object]:
@@ -173,6 +175,7 @@ class SystemSource(RandomSource):
 KEY_BYTES = 32
 _NONCE = bytes(16)  # ChaCha20's block counter and nonce: every key is used for one keystream only
 _LIVE: weakref.WeakSet[SystemSource] = weakref.WeakSet()
+_ZEROS = memoryview(bytes(1 << 15))  # what served bytes are overwritten with
 
 
 def keystream(key: bytes, fresh: bytes, count: int) -> tuple[bytes, memoryview]:

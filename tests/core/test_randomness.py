@@ -253,7 +253,7 @@ def test_system_source_bytes_look_uniform() -> None:
     assert stats.chisquare(biased).pvalue < 1e-6
 
 
-@pytest.mark.parametrize("prefetch", [0, 255, -1, 1.5, True])
-def test_prefetch_must_be_at_least_256(prefetch: object) -> None:
+@pytest.mark.parametrize("prefetch", [0, 255, -1, 1.5, True, 65537])
+def test_prefetch_must_be_between_256_and_65536(prefetch: object) -> None:
     with pytest.raises(dpplug.BadParameter):
         dpplug.SystemSource(prefetch=prefetch)  # type: ignore[arg-type]
