@@ -124,8 +124,8 @@ class SystemSource(RandomSource):
     fast key erasure and fresh OS entropy at every refill (see the module docstring).
 
     ``prefetch`` is how many bytes of keystream one refill makes (256 to 64 KiB, the default);
-    requests larger than half of it are served by a keystream of their own. A source is safe to share
-    between threads. It is never shared between processes: a forked child reseeds every live
+    requests larger than half of it are served by a keystream of their own. A source is safe to
+    share between threads. It is never shared between processes: a forked child reseeds every live
     source from its own OS entropy before it runs, and pickling (or copying) a source carries
     neither its key nor its pending bytes, so the copy starts from a fresh key.
     """
