@@ -16,6 +16,8 @@ from rich.console import Console
 from rich.progress import Progress
 from rich.table import Table
 
+from dpplug.errors import BadParameter
+
 
 def add_command(commands: Any) -> None:
     """Add ``conform`` to the sub-command parsers *commands*."""
@@ -51,6 +53,7 @@ def run(args: argparse.Namespace, out: Console) -> int:
     from dpplug.levels import record_levels
     from dpplug.plugin_registry import registry
 
+    report = _report_directory(args.report) if args.report else None
     reg = registry()
     entries = [reg.get(name) for name in args.names] if args.names else reg.entries()
     settings = Settings(mode=args.mode, seed=args.seed)
@@ -67,9 +70,8 @@ def run(args: argparse.Namespace, out: Console) -> int:
 
             results.append(run_plugin(entry, settings, on_contract=step))
     record_levels({(r.name, r.source): r.level.value for r in results}, settings.describe())
-    if args.report:
-        path = write_report(results, settings, Path(args.report))
-        progress_console.print(f"report: {path}")
+    if report is not None:
+        progress_console.print(f"report: {write_report(results, settings, report)}")
     if args.json:
         print(json.dumps(results_json(results, settings), indent=2))
         return 1 if any(r.failed for r in results) else 0
@@ -95,3 +97,16 @@ def run(args: argparse.Namespace, out: Console) -> int:
             if r.outcome is not Outcome.PASSED:
                 out.print(f"{result.name} / {r.contract}: {r.outcome.value}: {r.detail}")
     return 1 if any(r.failed for r in results) else 0
+
+
+def _report_directory(text: str) -> Path:
+    """The report's directory, created and checked writable before any contract runs."""
+    directory = Path(text)
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+        probe = directory / ".dpplug-write-check"
+        probe.write_text("")
+        probe.unlink()
+    except OSError as exc:
+        raise BadParameter(f"cannot write the report to {text}: {exc}") from None
+    return directory

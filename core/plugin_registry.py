@@ -24,6 +24,7 @@ from typing import Any
 import pluggy
 
 from dpplug.errors import (
+    BadParameter,
     DpplugError,
     DuplicateMechanismName,
     PluginFault,
@@ -70,11 +71,18 @@ class Entry:
 
     def create(self, **params: object) -> Mechanism:
         """A new instance; parameters are validated before the mechanism exists."""
+        if "registry" in params:
+            raise BadParameter(
+                f"{self.name} is created from the registry it was looked up in; to use another "
+                f"registry, call that registry's create({self.name!r}, …)"
+            )
         try:
             return self.cls(registry=self.registry, **params)
         except DpplugError:
             raise
-        except Exception as exc:  # a plugin bug, not the caller's
+        except KeyboardInterrupt:
+            raise
+        except BaseException as exc:  # a plugin bug (SystemExit included), not the caller's
             raise PluginFault(
                 f"plugin {self.source.describe()} raised {type(exc).__name__}: {exc} while "
                 f"creating {self.name!r}; report it to the plugin's authors"
@@ -129,7 +137,9 @@ class Registry:
         try:
             plugin = load()
             manager.register(plugin, name=source.plugin)
-        except Exception as exc:
+        except KeyboardInterrupt:
+            raise
+        except BaseException as exc:  # whatever a plugin raises at import, SystemExit included
             self.broken.append(BrokenPlugin(source, f"{type(exc).__name__}: {exc}"))
             return
         try:
@@ -145,7 +155,9 @@ class Registry:
                         f"mechanism name {entry.name!r} is registered by both {first.describe()} "
                         f"and {source.describe()}; rename one of them (the first keeps the name)"
                     )
-        except Exception as exc:
+        except KeyboardInterrupt:
+            raise
+        except BaseException as exc:
             manager.unregister(plugin)
             names = tuple(e.name for e in staged)
             self.broken.append(BrokenPlugin(source, f"{type(exc).__name__}: {exc}", names))

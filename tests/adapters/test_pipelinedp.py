@@ -55,6 +55,7 @@ import dpplug  # noqa: E402
 from dpplug.adapters import pipelinedp as adapter  # noqa: E402
 from dpplug.adapters.pipelinedp import (  # noqa: E402
     DPEngine,
+    PluginNoise,
     central_release,
     partition_selection,
     sampler,
@@ -489,8 +490,26 @@ def test_add_dp_noise_rejects_non_integer_values() -> None:
     )
     result = _add_dp_noise(engine, [("a", 2.5)])
     accountant.compute_budgets()
-    with pytest.raises(dpplug.BadParameter, match="integer"):
+    with pytest.raises(dpplug.BadData, match="integer"):
         list(result)
+
+
+@pytest.mark.parametrize("name", ["discrete-laplace", "fixedpoint-geometric"])
+def test_add_dp_noise_clamps_huge_values_instead_of_wrapping(name: str) -> None:
+    """1e30 used to become −2^62 after an int64 cast; now every value is clamped to the
+    sampler's count bounds first (1-Lipschitz, so the sensitivity is unchanged), and NaN or
+    infinities are refused before anything is drawn."""
+    spec = sampler(name, **({"n": 100} if name == "fixedpoint-geometric" else {}))
+    noise = PluginNoise(spec, 1.0, 1.0)
+    low, high = noise._sampler.count_bounds
+    noisy = noise.add_noise(np.array([1e30, -1e30, float(2**70)]))
+    assert noisy.dtype == np.int64
+    assert abs(int(noisy[0]) - high) <= 60 and abs(int(noisy[1]) - low) <= 60
+    huge = noise.add_noise(np.array([2**64 - 1], dtype=np.uint64))
+    assert abs(int(huge[0]) - high) <= 60
+    for bad in (np.array([np.nan]), np.array([np.inf]), np.array(["1"])):
+        with pytest.raises(dpplug.BadData):
+            noise.add_noise(bad)
 
 
 def test_discrete_laplace_std_includes_the_tails() -> None:

@@ -273,3 +273,45 @@ def test_mechanisms_resolve_others_in_the_registry_that_created_them() -> None:
     assert releaser.sampler.name == "randomized-response"
     with pytest.raises(dpplug.UnknownMechanism):
         dpplug.create("basic-histogram", universe="range:0:1", n=1, sampler="randomized-response")
+
+
+def test_a_plugin_raising_system_exit_in_its_hook_is_quarantined() -> None:
+    """Any BaseException but KeyboardInterrupt from a plugin is its fault, not the process's."""
+
+    def exits(register):  # type: ignore[no-untyped-def]
+        raise SystemExit(3)
+
+    registry = Registry.load([_plugin("exits_in_hook", register_samplers=exits)], False)
+    assert any("SystemExit" in b.error for b in registry.broken)
+    assert BUILTIN_SAMPLERS <= {e.name for e in registry}
+
+
+def test_a_plugin_raising_system_exit_at_import_is_quarantined(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _install_distribution(
+        tmp_path,
+        "dpplug_exits",
+        "[dpplug]\nexits = dpplug_exits_plugin\n",
+        {"dpplug_exits_plugin": "raise SystemExit('bye')\n"},
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    registry = Registry.load()
+    (broken,) = [b for b in registry.broken if b.source.plugin == "exits"]
+    assert broken.error == "SystemExit: bye"
+    assert BUILTIN_SAMPLERS <= {e.name for e in registry}
+
+
+def test_a_plugin_whose_guarantee_raises_does_not_crash_the_listing() -> None:
+    class BadGuarantee(RandomizedResponse):
+        name = "bad-guarantee"
+
+        @property
+        def guarantee(self) -> dpplug.Guarantee:
+            raise RuntimeError("no guarantee today")
+
+    from dpplug.cli import _listing
+
+    registry = Registry.load([_registers(BadGuarantee)], entry_points=False)
+    (row,) = [r for r in _listing(registry) if r["name"] == "bad-guarantee"]
+    assert row["status"] == "broken" and "RuntimeError: no guarantee today" in row["error"]
