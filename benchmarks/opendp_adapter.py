@@ -204,9 +204,7 @@ def per_call(repeats: int) -> None:
     print(f"     OpenDP's user-measurement round trip:      {floor:8.2f} µs (identity)")
     print(f"     dpplug's wrapper (adapter − bare sampler): {own:8.2f} µs")
     print(f"   adapter / native unbounded make_geometric:   {wrapped / native:8.2f}×")
-    headline(
-        "opendp_adapter", "µs the adapter adds per call", added, TARGET_OVERHEAD_US, unit="µs"
-    )
+    headline("opendp_adapter", "µs the adapter adds per call", added, TARGET_OVERHEAD_US, unit="µs")
     print(
         f"   target: adapter adds < {TARGET_OVERHEAD_US:g} µs per call: "
         f"{verdict(added < TARGET_OVERHEAD_US)} end to end ({added:.1f} µs); "

@@ -97,8 +97,10 @@ class Enclosure:
 
     def _monotone(self, name: str, increasing: bool) -> Enclosure:
         down, up = getattr(DOWN, name), getattr(UP, name)
-        return Enclosure(down(self.lo), up(self.hi)) if increasing else Enclosure(
-            down(self.hi), up(self.lo)
+        return (
+            Enclosure(down(self.lo), up(self.hi))
+            if increasing
+            else Enclosure(down(self.hi), up(self.lo))
         )
 
     def exp(self) -> Enclosure:

@@ -39,9 +39,7 @@ class BoundaryTable:
     exact: Callable[[int], Any]  # i (0-based) ↦ c_{i+1}, an exact rational
 
     @classmethod
-    def build(
-        cls, enclosures: list[Enclosure], exact: Callable[[int], Any]
-    ) -> BoundaryTable:
+    def build(cls, enclosures: list[Enclosure], exact: Callable[[int], Any]) -> BoundaryTable:
         """The table of boundaries given by *enclosures* (non-decreasing exact values in [0, 1])."""
         lower = [min(max(scaled_floor(e.lo, LEAD_BITS), 0), _SCALE) for e in enclosures]
         upper = [min(max(scaled_ceil(e.hi, LEAD_BITS), 0), _SCALE) for e in enclosures]

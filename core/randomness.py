@@ -153,9 +153,7 @@ class SystemSource(RandomSource):
                 self._key, out = keystream(self._key, os.urandom(KEY_BYTES), count)
                 return bytes(out)
             if self._position + count > len(self._buffer):
-                self._key, self._buffer = keystream(
-                    self._key, os.urandom(KEY_BYTES), self.prefetch
-                )
+                self._key, self._buffer = keystream(self._key, os.urandom(KEY_BYTES), self.prefetch)
                 self._position = 0
             start, end = self._position, self._position + count
             self._position = end

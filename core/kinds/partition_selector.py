@@ -23,7 +23,7 @@ from dpplug.data import integer_array, integer_scalar
 from dpplug.errors import BadData
 from dpplug.exact import smallest_at_least
 from dpplug.gaussian_dp import GaussianPairs
-from dpplug.guarantee import Guarantee, Relation
+from dpplug.guarantee import Guarantee, LossBound, Relation
 from dpplug.hookspecs import Register, hookspec
 from dpplug.kind import DataForm, Kind, LabelDistance, PipelineRole
 from dpplug.kinds.sampler import UNBOUNDED_COUNT
@@ -170,7 +170,7 @@ class PartitionSelectorKind(Kind):
             problems.append(f"saturation must be an int ≥ 0, got {saturation!r}")
         return problems
 
-    def privacy_bound(self, mechanism: Mechanism, distance: Any) -> tuple[Any, Any]:
+    def privacy_bound(self, mechanism: Mechanism, distance: Any) -> LossBound:
         """At (l₀, l₁, l∞), at most min(l₀, l₁) partitions change, each by at most l∞ units: with
         the per-partition (ε_c, δ_c) and group privacy δ_g = δ_c·Σ_{i<l∞} e^{iε_c}, the release is
         (min(l₁, l₀·l∞)·ε_c, 1 − (1 − δ_g)^{min(l₀, l₁)}). This is the add/remove translation of
@@ -193,10 +193,9 @@ class PartitionSelectorKind(Kind):
             steps = min(distance.l1, distance.l0 * distance.linf)
             appear = selector.keep_probability(first_kept(selector) + distance.linf - 1)
             delta = selector.gaussian.delta(exp_epsilon, changed, squares, steps, appear)
-            return exp_epsilon, min(delta, 1)
-        _, delta_group = per.group(distance.linf)
-        exp_epsilon, _ = per.group(min(distance.l1, distance.l0 * distance.linf))
-        return exp_epsilon, 1 - (1 - delta_group) ** changed
+            return LossBound.of(exp_epsilon, delta)
+        one = LossBound(per.group(1).epsilon, per.group(distance.linf).delta)
+        return one.compose(changed, min(distance.l1, distance.l0 * distance.linf))
 
     def apply(
         self, mechanism: Mechanism, data: Any, source: RandomSource | None = None

@@ -171,4 +171,3 @@ class GaussianThresholding(GridSelector):
     @property
     def guarantee(self) -> Guarantee:
         return Guarantee(self.budget.exp_epsilon, self.declared_delta, self.budget.neighbouring)
-

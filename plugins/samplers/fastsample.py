@@ -79,8 +79,8 @@ class FastSample(CountingQuerySampler):
         a, b, n, g = self.geometric.a, self.geometric.b, self.n, int(1 / self.gamma)
 
         def excess(t: int) -> Any:  # the mixing condition holds iff this is ≤ 1
-            return lambda lift: 2 * lift(b) ** (t + 1) * ((g - 1) * (n + 1)) / (
-                (a - b) * lift(a) ** t
+            return lambda lift: (
+                2 * lift(b) ** (t + 1) * ((g - 1) * (n + 1)) / ((a - b) * lift(a) ** t)
             )
 
         self.t = t = smallest_error_bound(excess, 1)

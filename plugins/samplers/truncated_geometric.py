@@ -139,9 +139,7 @@ class TruncatedGeometric(CountingQuerySampler):
         for j in range(1 - self.k, self.k):
             weight = weight * step if j <= 0 else weight / step
             boundaries.append(boundaries[-1] + weight)
-        return BoundaryTable.build(
-            boundaries, lambda i: mpq(self._g_exact(i - self.k), self._d)
-        )
+        return BoundaryTable.build(boundaries, lambda i: mpq(self._g_exact(i - self.k), self._d))
 
     def _sample(self, counts: npt.NDArray[np.int64], source: RandomSource) -> npt.NDArray[np.int64]:
         noise = self._boundaries.locate(counts.size, source) - self.k

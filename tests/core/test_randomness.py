@@ -191,8 +191,11 @@ def test_copies_never_repeat_the_stream() -> None:
     source.bits(63)
     state = source.__getstate__()
     assert set(state) == {"draws", "prefetch"}
-    for copy in (pickle.loads(pickle.dumps(source)), copy_module.copy(source),
-                 copy_module.deepcopy(source)):
+    for copy in (
+        pickle.loads(pickle.dumps(source)),
+        copy_module.copy(source),
+        copy_module.deepcopy(source),
+    ):
         assert copy.draws == 1 and copy.prefetch == source.prefetch
         assert copy._key != source._key
         assert copy.random_bytes(64) != source.random_bytes(64)

@@ -46,7 +46,8 @@ def expected_ratio(epsilon: Any) -> tuple[int, int]:
 def spends_its_budget(a: int, b: int, epsilon: Any) -> bool:
     """(1 − SLACK)·ε ≤ ln(a/b) ≤ ε, rigorously."""
     return (
-        exp_bounds((1 - SLACK) * exact(epsilon))[1] <= Fraction(a, b)
+        exp_bounds((1 - SLACK) * exact(epsilon))[1]
+        <= Fraction(a, b)
         <= exp_bounds(exact(epsilon))[0]
     )
 
