@@ -58,6 +58,8 @@ SELECTORS = (
     "gaussian-thresholding",
 )
 EPS, DELTA = 1, 1e-5  # selector budget used throughout
+#: geosample's ε where its achieved e^ε̃ is exactly 3/2 (the simplest ratio in [e^{(63/64)ε}, e^ε]).
+GEO_EPS = Fraction(41, 100)
 HEAVY = {"heavier": 300, "heavy": 200}  # kept with probability exactly 1 (checked)
 SINGLES = 1000  # labels with one record each: kept w.p. ≤ δ ≈ 1e-5 each
 #: What OpenDP raises when it cannot convert data to the input domain's type (before the adapter).
@@ -226,7 +228,7 @@ def test_consent_to_user_code_stays_the_users_in_a_fresh_process() -> None:
         args = ("geosample", dp.atom_domain(T="i64"), dp.absolute_distance(T="i64"))
         result = {"before": sorted(GLOBAL_FEATURES), "refused": []}
         dp.enable_features("contrib")  # OpenDP's own feature, without the consent
-        for call in (lambda: make_measurement(*args, n=100, epsilon=0.5),
+        for call in (lambda: make_measurement(*args, n=100, epsilon=0.41),
                      register_context_constructors):
             try:
                 call()
@@ -234,7 +236,7 @@ def test_consent_to_user_code_stays_the_users_in_a_fresh_process() -> None:
                 result["refused"].append(str(exc))
         result["still"] = sorted(GLOBAL_FEATURES)
         enable_features()
-        m = make_measurement(*args, n=100, epsilon=0.5)
+        m = make_measurement(*args, n=100, epsilon=0.41)  # e^ε̃ = 3/2
         result.update(after=sorted(GLOBAL_FEATURES), release=m(7), map=m.map(1))
         print(json.dumps(result))
         """
@@ -313,15 +315,16 @@ def test_vector_of_labels_directly_with_symmetric_distance() -> None:
 
 
 def test_geosample_on_integers() -> None:
-    m = make_measurement("geosample", *i64(), n=100, epsilon=0.5)
+    m = make_measurement("geosample", *i64(), n=100, epsilon=GEO_EPS)
     assert m.output_measure == dp.max_divergence()
     for count in (0, 1, 50, 99, 100):
         for _ in range(20):
             out = m(count)
             assert isinstance(out, int) and 0 <= out <= 100
-    # GeoSample's achieved guarantee at epsilon = 1/2 is e^ε = (x+1)/x = 3/2 exactly
-    assert dpplug.create("geosample", n=100, epsilon=0.5).guarantee.exp_epsilon == Fraction(3, 2)
-    assert_rounded_up(m.map(1), ln(Fraction(3, 2)))  # dyadic e^ε: a single rounding
+    # GeoSample's achieved guarantee at epsilon = 41/100 is e^ε̃ = a/b = 3/2 exactly
+    geometric = dpplug.create("geosample", n=100, epsilon=GEO_EPS).guarantee
+    assert geometric.exp_epsilon == Fraction(3, 2)
+    assert_rounded_up(m.map(1), ln(Fraction(3, 2)))  # exact e^ε: a single rounding
     assert_rounded_up(m.map(2), ln(Fraction(9, 4)))  # group privacy: 2·ln(3/2)
     assert m.map(2) == pytest.approx(2 * math.log(1.5), rel=1e-15)
     assert m.map(0) == 0.0
@@ -694,7 +697,7 @@ def test_adaptive_composition_queries_a_dpplug_measurement() -> None:
 
 
 def test_adaptive_composition_refuses_a_dpplug_query_over_budget() -> None:
-    mine = make_measurement("geosample", *i64(), n=100, epsilon=0.5)  # ε = ln 1.5 ≈ 0.405
+    mine = make_measurement("geosample", *i64(), n=100, epsilon=GEO_EPS)  # ε = ln 1.5 ≈ 0.405
     compositor = dp.c.make_adaptive_composition(*i64(), dp.max_divergence(), d_in=1, d_mids=[0.4])
     with pytest.raises(dp.OpenDPException):
         compositor(50)(mine)
@@ -922,7 +925,7 @@ def test_serialise_refuses_what_dpplug_did_not_build() -> None:
 
 _GOOD_SPEC = {
     "plugin": "geosample",
-    "params": {"n": 100, "epsilon": "1/2"},
+    "params": {"n": 100, "epsilon": "41/100"},
     "input": {"form": "count", "T": "i64"},
 }
 
@@ -973,7 +976,7 @@ def test_deserialise_recomputes_the_guarantee_from_the_parameters() -> None:
 
 
 def test_maps_at_huge_distances_return_at_once_and_stay_sound() -> None:
-    geosample = make_measurement("geosample", *i64(), n=100, epsilon=0.5)
+    geosample = make_measurement("geosample", *i64(), n=100, epsilon=GEO_EPS)
     assert_rounded_up(geosample.map(2**40), 2**40 * ln(Fraction(3, 2)), ulps=2)
     selector = make_measurement("optimal-partition-selection", epsilon=1, delta=1e-6)
     epsilon, delta = selector.map((2**31, 2**40, 2**31))
@@ -1072,6 +1075,6 @@ def test_a_third_party_plugin_is_a_measurement_with_no_extra_code(third_party: M
     with pytest.raises(dp.OpenDPException, match=r"count must be in \[0, 1\]"):
         m(2)
     # Available through the chain helpers too: the measurement is an ordinary OpenDP one.
-    geosample = make_measurement("geosample", *i64(), n=1, epsilon=1)  # e^ε = 3/2
+    geosample = make_measurement("geosample", *i64(), n=1, epsilon=GEO_EPS)  # e^ε = 3/2
     composed = dp.c.make_composition([m, geosample])
     assert composed.map(1) == pytest.approx(math.log(3) + math.log(1.5), rel=1e-12)
