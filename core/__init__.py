@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 _EXPORTS = {
     **dict.fromkeys(
         (
+            "AccuracyWarning",
             "BadData",
             "BadParameter",
             "DpplugError",
@@ -72,6 +73,7 @@ def __dir__() -> list[str]:
 
 if TYPE_CHECKING:
     from dpplug.errors import (
+        AccuracyWarning,
         BadData,
         BadParameter,
         DpplugError,

@@ -49,16 +49,23 @@ def keep_heavy(
 
 
 def distinct_elements(size: int, taken: Sequence[int], k: int) -> Program[list[int]]:
-    """A uniformly random sequence of k distinct elements of [0, size) ∖ *taken* (App. A)."""
-    tree = sorted(taken)
+    """A uniformly random sequence of k distinct elements of [0, size) ∖ *taken* (App. A).
+
+    The i-th element is drawn with z ← U(size − |taken| − i), as in App. A, by a Fisher–Yates
+    shuffle of the free elements' ranks 0 … m−1 kept sparse (a dict of the positions moved so
+    far), so each step costs O(log |taken|) whatever the size of X. The free element of rank f
+    is f plus the number of taken elements t_i (sorted) with t_i − i ≤ f.
+    """
+    below = [t - i for i, t in enumerate(sorted(taken))]  # free elements below each t_i
+    free = size - len(below)
+    moved: dict[int, int] = {}
     chosen = []
-    for _ in range(k):
-        z = yield Uniform(size - len(tree))
-        # The z-th free element is z − 1 plus the number of taken elements t_i with t_i − i < z.
-        below = bisect.bisect_left(range(len(tree)), z, key=lambda i: tree[i] - i)
-        element = z - 1 + below
-        bisect.insort(tree, element)
-        chosen.append(element)
+    for i in range(k):
+        z = yield Uniform(free - i)
+        j = i + z - 1
+        rank = moved.get(j, j)
+        moved[j] = moved.get(i, i)
+        chosen.append(rank + bisect.bisect_right(below, rank))
     return chosen
 
 

@@ -42,7 +42,7 @@ SHARE = {
 GAMMA = {
     "basic-histogram": mpq(BETA) / 80,
     "stability-histogram": mpq(DELTA) / 2,
-    "pure-sparse-histogram": mpq(BETA) / 160,
+    "pure-sparse-histogram": mpq(BETA) / 2560,  # β/(64·|X|)
     "compact-histogram": mpq(BETA) / 80,
 }
 
