@@ -3,17 +3,21 @@ Lemma 8.4, Thm 8.6; ITCS version Lemma 7.1, Alg. 9, Thm 7.2, Cor. 7.3;
 docs/mechanisms.md#compact-histogram): a dense histogram over a huge universe, released as n + 1
 field elements, with the per-query error of the basic histogram.
 
-**Field.** F = F_P for a proven prime P ≥ max(|X|, (q₀+1)·d) (:mod:`.prime_field`), instead of
-the paper's GF(2^{2·3^ℓ}). Nothing in the proof uses characteristic 2:
+**Field.** F = F_P for a proven prime P ≥ max(|X|, (2q₀+1)/p_min) (:mod:`.prime_field`), with
+p_min the smallest positive probability of M(0, U), instead of the paper's GF(2^{2·3^ℓ}) of size
+≥ (q₀+1)·d. Nothing in the proof uses characteristic 2:
 
 - *(n+1)-wise independence.* Label x has the field element x (its index; P ≥ |X| keeps them
   distinct). For distinct x_0 … x_n the map from the n+1 coefficients of p (degree ≤ n) to
   (p(x_0), …, p(x_n)) is the Vandermonde matrix, invertible over any field, so a uniform p has
   uniform, independent values at any n+1 labels. Fixing p(x) for x ∈ A (|A| ≤ n) leaves the
   values at any other n+1−|A| labels uniform and independent.
-- *M₀ ratio bounds.* They only use q = ⌊P/d⌋ and r = P mod d
-  (:class:`~dpplug.histograms.EmptyBinLaw`): q·d/P ≤ Pr[M₀ = v]/Pr[M(0,U) = v] ≤ (q+1)·d/P
-  for every v, for any field size P ≥ d.
+- *M₀ ratio bounds.* M₀ rounds the scaled CDF of M(0, U) down onto the P points
+  (:class:`~dpplug.histograms.EmptyBinLaw`), so Pr[M₀ = v] is within 1/P of Pr[M(0, U) = v]:
+  with P·p_min ≥ 2q₀ + 1 the two ratio bounds e^{ε₂}, e^{ε₃} multiply to at most (q₀+1)/q₀,
+  and the releaser computes them exactly (one pass over [0, n]). The field needs about
+  log₂(1/p_min) bits where Lemma 8.4's map needs log₂ d: for FastSample (γ = β/(2|X|)) about
+  100 bits instead of 700, so interpolation and evaluation run on two-word numbers.
 
 **Release (Alg. 8.2).** Noisy counts c̃_x = M(c_x, U) for the nonempty bins A; for each, u_x
 uniform in S_{c̃_x} (so M₀(u_x) = c̃_x) and the point (x, u_x − 1); the smallest n+1−|A| other
@@ -22,10 +26,14 @@ n+1 points is uniform among those with p(x) = u_x − 1 on A. Interpolation is f
 tree). The coefficients are released; :class:`~dpplug.histograms.CompactHistogram` evaluates them.
 
 **Privacy (Thm 8.3).** M is e^{ε₁/2}-DP for one count (L = e^{ε₁/2}) and M₀ is within
-e^{ε₂}, e^{ε₃} of M(0, U) with e^{ε₂+ε₃} = ((q+1)d/P)·(P/(qd)) = (q+1)/q. The release is
-e^ε-DP for replacing one row with e^ε = L²·(q+1)/q exactly. As in Cor. 7.3, the sampler gets 9/10
-of ε (so ε/2 · 9/10 per count) and q ≥ ⌈10/ε⌉ makes ln((q+1)/q) ≤ ε/10; for FastSample
-γ = β/(2|X|).
+e^{ε₂}, e^{ε₃} of M(0, U) (the exact :meth:`~dpplug.histograms.EmptyBinLaw.ratio_bounds`). The
+release is e^ε-DP for replacing one row with e^ε = L²·e^{ε₂}·e^{ε₃} exactly. As in Cor. 7.3,
+the sampler gets 9/10 of ε (so ε/2 · 9/10 per count) and q₀ = ⌈10/ε⌉ makes ε₂ + ε₃ ≤
+ln((q₀+1)/q₀) ≤ ε/10; for FastSample γ = β/(2|X|).
+
+**Cost.** The release interpolates n + 1 points (subproduct tree, reused for the derivative's
+values) and keeps n + 1 coefficients: time O(M(n) log n) and memory O(n log n) field elements,
+so n is at most :data:`MAX_N`.
 
 **Accuracy.** Per query (a, β) with a the larger of the sampler's a at β and the smallest a with
 Pr[M₀(U₀) > a] ≤ β (exact, from the S_v intervals). All labels at once (union bound; values at
@@ -45,7 +53,7 @@ from dpplug.errors import BadParameter, PluginFault
 from dpplug.exact import ceil_div, smallest_error_bound
 from dpplug.guarantee import Accuracy, ErrorBound, Guarantee
 from dpplug.histograms import CompactHistogram, EmptyBinLaw
-from dpplug.kinds import HistogramReleaser, TrueCounts
+from dpplug.kinds import CountingQuerySampler, HistogramReleaser, TrueCounts
 from dpplug.params import Schema
 from dpplug.plugins.histograms.error_bounds import dense_split
 from dpplug.plugins.histograms.prime_field import interpolate, polynomial_ring, proth_prime_at_least
@@ -60,6 +68,20 @@ from dpplug.randomness import RandomSource
 #: ln((q+1)/q) ≤ 1/q: the empty-bin law's share of ε is at most 1/q₀ (q₀ = this for samplers
 #: with a fixed guarantee, ⌈10/ε⌉ otherwise).
 FIXED_GUARANTEE_Q = 1000
+#: The largest n: a release holds a subproduct tree of n log₂ n field elements.
+MAX_N = 1 << 20
+
+
+def smallest_probability(sampler: CountingQuerySampler) -> Any:
+    """min_v Pr[M(0, U) = v] over the v of positive probability (one pass over [0, n])."""
+    d, n = int(sampler.d or 0), sampler.count_bounds[1]
+    smallest, previous = d, 0
+    for v in range(n + 1):
+        cdf = d if v == n else int(sampler.scaled_cdf(v, 0))
+        if cdf > previous:
+            smallest = min(smallest, cdf - previous)
+        previous = cdf
+    return mpq(smallest, d)
 
 
 class CompactHistogramReleaser(HistogramReleaser):
@@ -90,22 +112,32 @@ class CompactHistogramReleaser(HistogramReleaser):
             epsilon_share=mpq(9, 20),
             gamma=beta / (2 * size),
         )
-        d = require_bounded(self.name, self.sampler, n)
+        require_bounded(self.name, self.sampler, n)
         epsilon = self.params["epsilon"]
-        q_min = FIXED_GUARANTEE_Q if epsilon is None else ceil_div(10 * epsilon.denominator,
-                                                                    epsilon.numerator)
-        self.modulus = proth_prime_at_least(int(max(size, (q_min + 1) * d)))
+        q_min = FIXED_GUARANTEE_Q if epsilon is None else ceil_div(
+            10 * epsilon.denominator, epsilon.numerator
+        )
+        smallest = smallest_probability(self.sampler)
+        grid = (2 * q_min + 1) / smallest  # P·p_min ≥ 2q₀ + 1
+        self.modulus = proth_prime_at_least(int(max(size, -(-grid // 1))))
         self.law = EmptyBinLaw(self.sampler, self.modulus)
+        above, below = self.law.ratio_bounds()
+        if below is None or above * below > mpq(q_min + 1, q_min):
+            raise PluginFault(
+                f"compact-histogram's empty-bin law over a field of {self.modulus.bit_length()} "
+                f"bits misses its ratio bound; report it to dpplug's authors"
+            )
+        #: e^{ε₂}·e^{ε₃} of Thm 8.3: M₀'s share of the guarantee, exactly.
+        self.empty_ratio = above * below
         self.derived = {
             "sampler": repr(self.sampler),
             "modulus_bits": self.modulus.bit_length(),
-            "q": self.law.q,
+            "empty_ratio": self.empty_ratio,
         }
 
     @property
     def guarantee(self) -> Guarantee:
-        q = self.law.q
-        exp_epsilon = self.sampler.guarantee.exp_epsilon ** 2 * mpq(q + 1, q)
+        exp_epsilon = self.sampler.guarantee.exp_epsilon**2 * self.empty_ratio
         return Guarantee(exp_epsilon, 0, REPLACE_ONE)
 
     def _empty_a(self, beta: Any, labels: int = 1) -> int:

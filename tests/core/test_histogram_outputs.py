@@ -172,21 +172,26 @@ SAMPLERS = {
 def check_empty_bin_law(law: EmptyBinLaw, brute_force: bool) -> None:
     sampler, modulus = law.sampler, law.modulus
     d = sampler.d
-    q, r = divmod(modulus, d)
-    assert (law.q, law.r) == (q, r) and q >= 1
     pmf = sampler.pmf(0)
-    following = 1
+    following, ratios = 1, []
     for v in range(law.n + 1):
         first, size = law.interval(v)
         assert first == following and size >= 0  # S_0, S_1, … tile [1, P] in order
         following = first + size
-        m0 = mpq(size, modulus)
-        assert q * d * pmf[v] / modulus <= m0 <= (q + 1) * d * pmf[v] / modulus
-        if r == 0:
-            assert m0 == pmf[v]  # d | P: exactly the law of M(0, U)
-        if size:
+        assert abs(size - modulus * pmf[v]) < 1  # the CDF rounded onto P points
+        if pmf[v] == 0:
+            assert size == 0
+        elif size:
+            ratios.append(mpq(size, modulus) / pmf[v])
             assert law.value(first) == v and law.value(first + size - 1) == v
+        if modulus % d == 0:
+            assert mpq(size, modulus) == pmf[v]  # d | P: exactly the law of M(0, U)
     assert following == modulus + 1
+    above, below = law.ratio_bounds()
+    if len(ratios) == sum(1 for p in pmf.values() if p):
+        assert (above, below) == (max(ratios), max(1 / r for r in ratios))
+    else:
+        assert below is None  # some v of positive probability has an empty S_v
     if brute_force:
         counts = [0] * (law.n + 1)
         for u0 in range(1, modulus + 1):
@@ -209,11 +214,14 @@ def test_empty_bin_law_on_proth_prime_fields(name: str, factor: int) -> None:
     check_empty_bin_law(EmptyBinLaw(sampler, modulus), brute_force=modulus < 10**4)
 
 
-def test_empty_bin_law_share_of_epsilon_is_at_most_one_over_q() -> None:
-    """ε₂ + ε₃ = ln((q+1)/q): the two ratio bounds multiply to (q+1)/q ≤ e^{1/q}."""
-    sampler = dpplug.create("geosample", **SAMPLERS["geosample"])
-    for modulus in (47, 97, 1009, proth_prime_at_least(10**6)):
-        law = EmptyBinLaw(sampler, modulus)
-        upper = mpq((law.q + 1) * sampler.d, modulus)
-        lower = mpq(law.q * sampler.d, modulus)
-        assert lower <= 1 <= upper and upper / lower == mpq(law.q + 1, law.q)
+@pytest.mark.parametrize("name", SAMPLERS)
+@pytest.mark.parametrize("q", [1, 10, 100])
+def test_empty_bin_law_ratios_follow_the_smallest_probability(name: str, q: int) -> None:
+    """With P·p_min ≥ 2q + 1 every S_v is within 1 of P·Pr[M(0,U) = v], so the two ratio
+    bounds multiply to at most (P·p_min + 1)/(P·p_min − 1) ≤ (q + 1)/q, whatever d is."""
+    sampler = dpplug.create(name, **SAMPLERS[name])
+    smallest = min(p for p in sampler.pmf(0).values() if p)
+    modulus = proth_prime_at_least(int(-(-(2 * q + 1) // smallest)))
+    above, below = EmptyBinLaw(sampler, modulus).ratio_bounds()
+    grid = modulus * smallest
+    assert above * below <= (grid + 1) / (grid - 1) <= mpq(q + 1, q)
