@@ -24,7 +24,6 @@ from typing import TYPE_CHECKING, Any
 import flint
 import numpy as np
 import numpy.typing as npt
-from gmpy2 import mpq
 
 from dpplug.errors import BadData
 from dpplug.exact import smallest_at_least
@@ -105,18 +104,16 @@ class EmptyBinLaw:
 
     With F the scaled CDF of M(0, ·), T(v) = ⌊P·F(0, v)/d⌋ for v < n and T(n) = P, M₀(u₀) is the
     smallest v with T(v) ≥ u₀: M₀(u₀) = v exactly for u₀ in S_v = (T(v−1), T(v)], whose size s_v
-    is within 1 of P·Pr[M(0, U) = v] (and 0 where that probability is 0). So for every v with
-    Pr[M(0, U) = v] > 0,
+    is strictly within 1 of P·Pr[M(0, U) = v] (and 0 where that probability is 0). So if every
+    positive Pr[M(0, U) = v] is at least p, then for every such v
 
-        Pr[M₀(U₀) = v] / Pr[M(0, U) = v] = s_v·d / (P·(F(0, v) − F(0, v−1))),
+        1 − 1/(P·p) < Pr[M₀(U₀) = v] / Pr[M(0, U) = v] < 1 + 1/(P·p),
 
-    and :meth:`ratio_bounds` scans v ∈ [0, n] for the largest ratio and the largest inverse
-    ratio, exactly: the e^{ε₂} and e^{ε₃} of Thm 8.3. Lemma 8.4's map needs P ≥ d and bounds
-    both by (q+1)/q with q = ⌊P/d⌋; rounding the CDF instead needs only P·Pr[M(0, U) = v] ≥ 2q + 1
-    for every v to reach the same (q+1)/q, so a sampler with a d of hundreds of bits (FastSample)
-    gets a field of about −log₂ of its smallest probability instead. When d divides P, M₀ has
-    exactly the law of M(0, U). The law is read from the scaled CDF only, so it does not assume
-    M(0, ·) is monotone in u.
+    and the e^{ε₂}, e^{ε₃} of Thm 8.3 multiply to at most (P·p + 1)/(P·p − 1). Lemma 8.4's map
+    needs P ≥ d and bounds them by (q+1)/q with q = ⌊P/d⌋; rounding the CDF needs only
+    P ≥ (2q + 1)/p for the same (q+1)/q, so a sampler with a d of hundreds of bits (FastSample)
+    gets a field of about log₂(1/p) bits. When d divides P, M₀ has exactly the law of M(0, U).
+    The law is read from the scaled CDF only, so it does not assume M(0, ·) is monotone in u.
     """
 
     def __init__(self, sampler: CountingQuerySampler, modulus: int) -> None:
@@ -144,24 +141,6 @@ class EmptyBinLaw:
     def value(self, u0: int) -> int:
         """M₀(u₀) for u₀ ∈ [1, P]: binary search over v ∈ [0, n]."""
         return smallest_at_least(self.threshold, 0, self.n, u0)
-
-    def ratio_bounds(self) -> tuple[Any, Any]:
-        """(max_v Pr[M₀ = v]/Pr[M(0,U) = v], max_v Pr[M(0,U) = v]/Pr[M₀ = v]) over the v with
-        Pr[M(0, U) = v] > 0, exactly (one pass over [0, n]); the second is ``None`` (infinite)
-        if some such v has an empty S_v."""
-        above = below = mpq(0)
-        previous_cdf, previous_threshold = 0, 0
-        for v in range(self.n + 1):
-            cdf = self.d if v == self.n else int(self.sampler.scaled_cdf(v, 0))
-            threshold = self.modulus * cdf // self.d
-            width, size = cdf - previous_cdf, threshold - previous_threshold
-            if width:
-                if not size:
-                    return mpq(size * self.d, self.modulus * width), None
-                ratio = mpq(size * self.d, self.modulus * width)
-                above, below = max(above, ratio), max(below, 1 / ratio)
-            previous_cdf, previous_threshold = cdf, threshold
-        return above, below
 
 
 @dataclass(frozen=True)

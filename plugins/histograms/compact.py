@@ -14,10 +14,11 @@ p_min the smallest positive probability of M(0, U), instead of the paper's GF(2^
   values at any other n+1−|A| labels uniform and independent.
 - *M₀ ratio bounds.* M₀ rounds the scaled CDF of M(0, U) down onto the P points
   (:class:`~dpplug.histograms.EmptyBinLaw`), so Pr[M₀ = v] is within 1/P of Pr[M(0, U) = v]:
-  with P·p_min ≥ 2q₀ + 1 the two ratio bounds e^{ε₂}, e^{ε₃} multiply to at most (q₀+1)/q₀,
-  and the releaser computes them exactly (one pass over [0, n]). The field needs about
-  log₂(1/p_min) bits where Lemma 8.4's map needs log₂ d: for FastSample (γ = β/(2|X|)) about
-  100 bits instead of 700, so interpolation and evaluation run on two-word numbers.
+  with p ≤ every positive Pr[M(0, U) = v] and P·p ≥ 2q₀ + 1, the two ratio bounds e^{ε₂}, e^{ε₃}
+  multiply to at most (P·p + 1)/(P·p − 1) ≤ (q₀+1)/q₀. p is the smallest such probability,
+  found in one pass over [0, n] (or 1/d past a scan budget), so the field needs about
+  log₂(1/p) bits where Lemma 8.4's map needs log₂ d: for FastSample (γ = β/(2|X|)) about 90
+  bits instead of 700, so interpolation and evaluation run on two-word numbers.
 
 **Release (Alg. 8.2).** Noisy counts c̃_x = M(c_x, U) for the nonempty bins A; for each, u_x
 uniform in S_{c̃_x} (so M₀(u_x) = c̃_x) and the point (x, u_x − 1); the smallest n+1−|A| other
@@ -26,8 +27,8 @@ n+1 points is uniform among those with p(x) = u_x − 1 on A. Interpolation is f
 tree). The coefficients are released; :class:`~dpplug.histograms.CompactHistogram` evaluates them.
 
 **Privacy (Thm 8.3).** M is e^{ε₁/2}-DP for one count (L = e^{ε₁/2}) and M₀ is within
-e^{ε₂}, e^{ε₃} of M(0, U) (the exact :meth:`~dpplug.histograms.EmptyBinLaw.ratio_bounds`). The
-release is e^ε-DP for replacing one row with e^ε = L²·e^{ε₂}·e^{ε₃} exactly. As in Cor. 7.3,
+e^{ε₂}, e^{ε₃} of M(0, U) with e^{ε₂+ε₃} ≤ (P·p + 1)/(P·p − 1). The release is e^ε-DP for
+replacing one row with e^ε = L²·(P·p + 1)/(P·p − 1), an exact rational. As in Cor. 7.3,
 the sampler gets 9/10 of ε (so ε/2 · 9/10 per count) and q₀ = ⌈10/ε⌉ makes ε₂ + ε₃ ≤
 ln((q₀+1)/q₀) ≤ ε/10; for FastSample γ = β/(2|X|).
 
@@ -70,11 +71,17 @@ from dpplug.randomness import RandomSource
 FIXED_GUARANTEE_Q = 1000
 #: The largest n: a release holds a subproduct tree of n log₂ n field elements.
 MAX_N = 1 << 20
+#: :func:`smallest_probability` scans M(0, U) when (n + 1)·log₂ d is at most this.
+SCAN_BITS = 1 << 28
 
 
 def smallest_probability(sampler: CountingQuerySampler) -> Any:
-    """min_v Pr[M(0, U) = v] over the v of positive probability (one pass over [0, n])."""
+    """A lower bound p on every positive Pr[M(0, U) = v]: the smallest one, found in one pass
+    over [0, n] when that pass reads at most :data:`SCAN_BITS` bits of scaled CDF, else 1/d
+    (every probability of M(0, U) is a multiple of 1/d)."""
     d, n = int(sampler.d or 0), sampler.count_bounds[1]
+    if (n + 1) * d.bit_length() > SCAN_BITS:
+        return mpq(1, d)
     smallest, previous = d, 0
     for v in range(n + 1):
         cdf = d if v == n else int(sampler.scaled_cdf(v, 0))
@@ -88,7 +95,16 @@ class CompactHistogramReleaser(HistogramReleaser):
     name = "compact-histogram"
     summary = "A dense histogram over a huge universe as n+1 field elements (pure DP)."
     reference = "Balcer & Vadhan, Differential Privacy on Finite Computers: Alg. 8.2 / Thm 8.3"
-    schema = Schema(releaser_params("fastsample"))
+    schema = Schema(
+        releaser_params(
+            "fastsample",
+            max_n=MAX_N,
+            beyond=(
+                "a release interpolates n + 1 field elements and holds n·log₂ n of them; for "
+                "more rows use stability-histogram (approximate DP, cost linear in the data)"
+            ),
+        )
+    )
     conformance_cases = (
         {"universe": "range:0:3", "n": 2, "epsilon": 2, "sampler": "geosample"},
         {"universe": "text:2", "n": 3, "epsilon": 1},
@@ -118,17 +134,11 @@ class CompactHistogramReleaser(HistogramReleaser):
             10 * epsilon.denominator, epsilon.numerator
         )
         smallest = smallest_probability(self.sampler)
-        grid = (2 * q_min + 1) / smallest  # P·p_min ≥ 2q₀ + 1
+        grid = (2 * q_min + 1) / smallest  # P·p ≥ 2q₀ + 1
         self.modulus = proth_prime_at_least(int(max(size, -(-grid // 1))))
         self.law = EmptyBinLaw(self.sampler, self.modulus)
-        above, below = self.law.ratio_bounds()
-        if below is None or above * below > mpq(q_min + 1, q_min):
-            raise PluginFault(
-                f"compact-histogram's empty-bin law over a field of {self.modulus.bit_length()} "
-                f"bits misses its ratio bound; report it to dpplug's authors"
-            )
-        #: e^{ε₂}·e^{ε₃} of Thm 8.3: M₀'s share of the guarantee, exactly.
-        self.empty_ratio = above * below
+        #: e^{ε₂}·e^{ε₃} of Thm 8.3, at most (P·p + 1)/(P·p − 1) ≤ (q₀+1)/q₀ (EmptyBinLaw).
+        self.empty_ratio = (self.modulus * smallest + 1) / (self.modulus * smallest - 1)
         self.derived = {
             "sampler": repr(self.sampler),
             "modulus_bits": self.modulus.bit_length(),

@@ -28,8 +28,15 @@ REPLACE_ONE = Neighbouring(Relation.REPLACE_ONE)
 HALF = mpq(1, 2)
 
 
-def releaser_params(default_sampler: str) -> tuple[Param, ...]:
-    """universe, n, epsilon, sampler, sampler_options and beta, in that order."""
+#: The largest n of a releaser whose cost does not grow with n (the samplers' own limit).
+MAX_N = 1 << 40
+
+
+def releaser_params(
+    default_sampler: str, max_n: int = MAX_N, beyond: str = ""
+) -> tuple[Param, ...]:
+    """universe, n (at most *max_n*; *beyond* says what to use past it), epsilon, sampler,
+    sampler_options and beta, in that order."""
     return (
         Param(
             "universe",
@@ -37,7 +44,7 @@ def releaser_params(default_sampler: str) -> tuple[Param, ...]:
             "The public label set X: range:LOW:HIGH, bytes:L, text:L or labels:[…].",
             example='"range:0:999"',
         ),
-        count_bound_param(high=1 << 40),
+        count_bound_param(high=max_n, beyond=beyond),
         Param(
             "epsilon",
             "rational",

@@ -2,7 +2,7 @@
 docs/mechanisms.md#compact-histogram) over a prime field: the polynomial family is (n+1)-wise
 independent (all polynomials enumerated over small fields), interpolation reproduces its points with
 degree ≤ n, the modulus is a proven prime, released nonempty bins read back exactly their noisy
-counts through both evaluation paths, and the guarantee is L²·(q+1)/q exactly."""
+counts through both evaluation paths, and the guarantee is L²·(P·p+1)/(P·p−1) exactly."""
 from __future__ import annotations
 
 import random
@@ -113,9 +113,9 @@ def create(params: dict[str, Any]) -> Any:
 
 @pytest.mark.parametrize("params", CASES, ids=case_id)
 def test_guarantee_is_sampler_squared_times_the_empty_bin_ratios(params: dict[str, Any]) -> None:
-    """e^ε = L²·e^{ε₂}·e^{ε₃}, the ratios recomputed here from the sampler's pmf at 0 and the
-    S_v intervals; their product is at most (q₀+1)/q₀ (Cor. 7.3), and the field is the smallest
-    Proth prime that guarantees it."""
+    """e^ε = L²·(P·p + 1)/(P·p − 1) with p the smallest probability of M(0, U), at least the
+    exact ratios recomputed here from the sampler's pmf at 0 and the S_v intervals, and at most
+    (q₀+1)/q₀ (Cor. 7.3); the field is the smallest Proth prime that guarantees it."""
     releaser = create(params)
     modulus, n, d = releaser.modulus, releaser.n, releaser.sampler.d
     assert flint.fmpz(modulus).is_prime() and modulus >= releaser.universe.size
@@ -123,15 +123,16 @@ def test_guarantee_is_sampler_squared_times_the_empty_bin_ratios(params: dict[st
     law = EmptyBinLaw(releaser.sampler, modulus)
     ratios = [mpq(law.interval(v)[1], modulus) / pmf[v] for v in range(n + 1) if pmf[v]]
     above, below = max(ratios), max(1 / r for r in ratios)
-    assert releaser.empty_ratio == above * below
+    smallest = min(p for p in pmf.values() if p)
+    grid = modulus * smallest
+    assert releaser.empty_ratio == (grid + 1) / (grid - 1) >= above * below  # sound
     per_count = releaser.sampler.guarantee.exp_epsilon
-    assert releaser.guarantee.exp_epsilon == per_count**2 * above * below
+    assert releaser.guarantee.exp_epsilon == per_count**2 * releaser.empty_ratio
     assert releaser.guarantee.pure
     epsilon = mpq(params["epsilon"]) if "epsilon" in params else None
     q = 1000 if epsilon is None else -(-10 // epsilon)
-    assert above * below <= mpq(q + 1, q)  # ln((q+1)/q) ≤ 1/q ≤ ε/10 (Cor. 7.3)
-    smallest = min(p for p in pmf.values() if p)
-    assert modulus * smallest >= 2 * q + 1
+    assert releaser.empty_ratio <= mpq(q + 1, q)  # ln((q+1)/q) ≤ 1/q ≤ ε/10 (Cor. 7.3)
+    assert grid >= 2 * q + 1
     assert modulus < 2 * max(releaser.universe.size, (2 * q + 1) / smallest) + 2
     if epsilon is not None:
         assert releaser.sampler.params["epsilon"] == epsilon * mpq(9, 20)
