@@ -55,7 +55,7 @@ from dpplug.exact import ceil_div, smallest_error_bound
 from dpplug.guarantee import Accuracy, ErrorBound, Guarantee
 from dpplug.histograms import CompactHistogram, EmptyBinLaw
 from dpplug.kinds import CountingQuerySampler, HistogramReleaser, TrueCounts
-from dpplug.params import Schema
+from dpplug.params import Schema, param_text
 from dpplug.plugins.histograms.error_bounds import dense_split
 from dpplug.plugins.histograms.prime_field import interpolate, polynomial_ring, proth_prime_at_least
 from dpplug.plugins.histograms.sampler_choice import (
@@ -202,4 +202,6 @@ class CompactHistogramReleaser(HistogramReleaser):
             self.guarantee,
             self.accuracy(self.params["beta"]),
             repr(self),
+            self.name,
+            {k: param_text(v) for k, v in self.params.items() if v is not None},
         )
