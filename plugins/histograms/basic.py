@@ -56,7 +56,9 @@ class BasicHistogramReleaser(HistogramReleaser):
                 f"pure-sparse-histogram or compact-histogram"
             )
         gamma = self.params["beta"] / (2 * self.universe.size)  # Fig. 1 (FastSample)
-        self.sampler = build_sampler(self.name, self.params, self.registry_in_use(), gamma=gamma)
+        self.sampler = build_sampler(
+            self.name, self.params, self.registry_in_use(), gamma=(gamma, "β/(2|X|)")
+        )
         self.derived = {"sampler": repr(self.sampler)}
 
     @property

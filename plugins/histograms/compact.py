@@ -71,16 +71,17 @@ from dpplug.randomness import RandomSource
 FIXED_GUARANTEE_Q = 1000
 #: The largest n: a release holds a subproduct tree of n log₂ n field elements.
 MAX_N = 1 << 20
-#: :func:`smallest_probability` scans M(0, U) when (n + 1)·log₂ d is at most this.
+#: :func:`smallest_probability` scans M(0, U) when (n + 1)·max(log₂ d, 1024) is at most this.
 SCAN_BITS = 1 << 28
 
 
-def smallest_probability(sampler: CountingQuerySampler) -> Any:
-    """A lower bound p on every positive Pr[M(0, U) = v]: the smallest one, found in one pass
-    over [0, n] when that pass reads at most :data:`SCAN_BITS` bits of scaled CDF, else 1/d
-    (every probability of M(0, U) is a multiple of 1/d)."""
+def smallest_probability(sampler: CountingQuerySampler, enough: Any) -> Any:
+    """A lower bound p on every positive Pr[M(0, U) = v]: 1/d (every probability of M(0, U) is
+    a multiple of 1/d) when that is already at least *enough* or a pass over [0, n] would read
+    more than :data:`SCAN_BITS` bits of scaled CDF (counting at least 1024 per value), else the
+    smallest one, found in that pass."""
     d, n = int(sampler.d or 0), sampler.count_bounds[1]
-    if (n + 1) * d.bit_length() > SCAN_BITS:
+    if mpq(1, d) >= enough or (n + 1) * max(d.bit_length(), 1024) > SCAN_BITS:
         return mpq(1, d)
     smallest, previous = d, 0
     for v in range(n + 1):
@@ -126,14 +127,15 @@ class CompactHistogramReleaser(HistogramReleaser):
             self.params,
             self.registry_in_use(),
             epsilon_share=mpq(9, 20),
-            gamma=beta / (2 * size),
+            gamma=(beta / (2 * size), "β/(2|X|)"),
         )
         require_bounded(self.name, self.sampler, n)
         epsilon = self.params["epsilon"]
         q_min = FIXED_GUARANTEE_Q if epsilon is None else ceil_div(
             10 * epsilon.denominator, epsilon.numerator
         )
-        smallest = smallest_probability(self.sampler)
+        # P ≥ |X| in any case: scanning M(0, U) only pays if p = 1/d would need a larger field.
+        smallest = smallest_probability(self.sampler, mpq(2 * q_min + 1, size))
         grid = (2 * q_min + 1) / smallest  # P·p ≥ 2q₀ + 1
         self.modulus = proth_prime_at_least(int(max(size, -(-grid // 1))))
         self.law = EmptyBinLaw(self.sampler, self.modulus)

@@ -5,8 +5,8 @@ A sparse releaser promises per-query accuracy only for true counts above a thres
 rows is covered: the release is private and works as declared, but shows (almost) only noise or
 nothing (Balcer & Vadhan, full version Thm 7.2, explain why: a sparse release over a huge
 universe cannot have small error on small counts). :func:`warn_if_uncovered` says so when the
-releaser is created, with the smallest n (at the same ε) and the smallest ε (at the same n) for
-which the threshold falls below n, found by building the same releaser with those values.
+releaser is created, with the smallest n (at the same ε) and a nearly smallest ε (at the same n)
+for which the threshold falls below n, found by building the same releaser a few times.
 """
 
 from __future__ import annotations
@@ -21,8 +21,10 @@ from dpplug.kinds import HistogramReleaser
 
 #: Set while candidates are built, so that they do not search (or warn) themselves.
 _SEARCHING: ContextVar[bool] = ContextVar("dpplug_coverage_search", default=False)
-#: The ε search stops once its bracket is this tight (relative), then rounds up.
-_EPSILON_RESOLUTION = Fraction(1, 64)
+#: Each search builds the releaser at most this many times.
+_BUILDS = 8
+#: The ε search raises ε by at least this fraction per build.
+_EPSILON_STEP = Fraction(1, 32)
 
 
 class Thresholded(Protocol):
@@ -69,49 +71,63 @@ def _threshold(releaser: Any) -> int:
     return candidate.covered_above(candidate.params["beta"])
 
 
-def _covered(releaser: HistogramReleaser, **changes: Any) -> bool:
-    """Whether the same releaser with *changes* has its threshold below its n (False if the
-    changed parameters are refused)."""
+def _threshold_at(releaser: HistogramReleaser, **changes: Any) -> tuple[int, int] | None:
+    """(threshold, n) of the same releaser with *changes*, or ``None`` if they are refused."""
     try:
         other = type(releaser)(**{**releaser.params, **changes}, registry=releaser.registry)
     except BadParameter:
-        return False
-    return _threshold(other) < other.n
-
-
-def _schema_high(releaser: HistogramReleaser, name: str) -> Any:
-    return next(p.high for p in releaser.schema if p.name == name)
+        return None
+    return _threshold(other), other.n
 
 
 def _smallest_n(releaser: HistogramReleaser) -> int | None:
-    """The smallest n′ > n with the threshold below n′ (exponential search, then bisection)."""
-    low, high, top = releaser.n, releaser.n, int(_schema_high(releaser, "n"))
-    while not _covered(releaser, n=high):
-        if high >= top:
+    """The smallest n′ with threshold(n′) < n′, by the iteration n′ ← threshold(n′) + 1 from n:
+    exact when the threshold does not decrease with n (it grows like log n), and a few builds
+    since it moves little. ``None`` past the schema's n or after :data:`_BUILDS` builds."""
+    candidate = _threshold(releaser) + 1
+    for _ in range(_BUILDS):
+        found = _threshold_at(releaser, n=candidate)
+        if found is None:
             return None
-        low, high = high, min(2 * high, top)
-    while high - low > 1:
-        middle = (low + high) // 2
-        low, high = (low, middle) if _covered(releaser, n=middle) else (middle, high)
-    return high
+        threshold, _ = found
+        if threshold < candidate:
+            return candidate
+        candidate = threshold + 1
+    return None
 
 
 def _smallest_epsilon(releaser: HistogramReleaser) -> Fraction | None:
-    """The smallest ε′ > ε (to two significant digits, rounded up) with the threshold below n."""
+    """An ε′ with threshold(ε′) < n, near the smallest: thresholds scale like 1/ε, so
+    ε′ ← ε′·(threshold(ε′) + 1)/n (by at least 1/32) until the threshold is below n, then
+    bisection between the last ε′ above and the first below, all on two significant digits
+    (rounded up). ``None`` if no ε′ the schema allows gets there within :data:`_BUILDS`
+    builds."""
     epsilon = releaser.params.get("epsilon")
     if epsilon is None:
         return None
-    low = high = Fraction(int(epsilon.numerator), int(epsilon.denominator))
-    top = Fraction(_schema_high(releaser, "epsilon"))
-    while not _covered(releaser, epsilon=high):
-        if high >= top:
+    low = Fraction(int(epsilon.numerator), int(epsilon.denominator))
+    top = Fraction(next(p.high for p in releaser.schema if p.name == "epsilon"))
+    threshold, high, builds = _threshold(releaser), None, 0
+    while high is None:
+        if builds == _BUILDS or low >= top:
             return None
-        low, high = high, min(2 * high, top)
-    while high - low > low * _EPSILON_RESOLUTION:
-        middle = (low + high) / 2
-        low, high = (low, middle) if _covered(releaser, epsilon=middle) else (middle, high)
-    rounded = _two_digits_up(high)
-    return rounded if _covered(releaser, epsilon=rounded) else high
+        scale = max(Fraction(threshold + 1, releaser.n), 1 + _EPSILON_STEP)
+        candidate = min(_two_digits_up(low * scale), top)
+        found, builds = _threshold_at(releaser, epsilon=candidate), builds + 1
+        if found is None:
+            return None
+        threshold = found[0]
+        low, high = (low, candidate) if threshold < releaser.n else (candidate, None)
+    while builds < _BUILDS:
+        middle = _two_digits_up((low + high) / 2)
+        if not low < middle < high:
+            break
+        found, builds = _threshold_at(releaser, epsilon=middle), builds + 1
+        if found is not None and found[0] < releaser.n:
+            high = middle
+        else:
+            low = middle
+    return high
 
 
 def _two_digits_up(value: Fraction) -> Fraction:

@@ -26,8 +26,10 @@ from gmpy2 import mpq
 from dpplug.exact import smallest_at_least
 from dpplug.kinds import CountingQuerySampler
 
-#: The scan of :func:`dropping_simultaneous` visits at most this many bits of scaled-CDF values
-#: (counts × bits of d), so its cost is bounded whatever the sampler; past it, the union bound.
+#: The scan of :func:`dropping_simultaneous` visits at most this many counts, and at most this
+#: many bits of scaled-CDF values (counts × bits of d), so its cost is bounded whatever the
+#: sampler; past it, the releaser falls back to the union bound.
+SCAN_COUNTS = 1 << 12
 SCAN_BITS = 1 << 21
 
 
@@ -48,7 +50,7 @@ def dropping_simultaneous(
 ) -> int | None:
     """The smallest a such that, for every dataset of at most n rows, Σ_x f(c_x) ≤ β, with f
     the :func:`bin_failure` of a release that drops bins whose noisy count is at most *cut*
-    (``None`` past the scan budget :data:`SCAN_BITS`).
+    (``None`` past the scan budget :data:`SCAN_COUNTS`, :data:`SCAN_BITS`).
 
     It is the smallest a with f(c, a)·n ≤ β·c for every c ∈ [1, n]: then Σ_x f(c_x) ≤ β·Σ_x c_x/n
     ≤ β. f(c, ·) is non-increasing, so one pass over c raises a where needed (a bisection over
@@ -56,7 +58,7 @@ def dropping_simultaneous(
     than a, so f(c, a) is the sampler's two-sided tail there, at most β(C+1)/n ≤ β·c/n once a is
     at least the sampler's declared a at β(C+1)/n; the pass ends with that check.
     """
-    budget = SCAN_BITS // max(1, int(sampler.d or 1).bit_length())
+    budget = min(SCAN_COUNTS, SCAN_BITS // max(1, int(sampler.d or 1).bit_length()))
     a, count = 0, 1
     while True:
         covered = min(n, cut + a)

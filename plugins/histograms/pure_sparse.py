@@ -143,7 +143,8 @@ class PureSparseHistogramReleaser(HistogramReleaser):
             )
         beta = self.params["beta"]
         plugins = self.registry_in_use()
-        self.sampler = build_sampler(self.name, self.params, plugins, gamma=beta / (64 * size))
+        gamma = (beta / (64 * size), "β/(64|X|)")
+        self.sampler = build_sampler(self.name, self.params, plugins, gamma=gamma)
         require_bounded(self.name, self.sampler, n)
         self.beta2 = unit_fraction(beta / 6)
         exp_epsilon = self.sampler.guarantee.exp_epsilon**2

@@ -69,7 +69,7 @@ class StabilityHistogramReleaser(HistogramReleaser):
         super().__init__(**params)
         self.universe = self.params["universe"]
         self.n = self.params["n"]
-        gamma = self.params["delta"] / 2
+        gamma = (self.params["delta"] / 2, "δ/2")
         self.sampler = build_sampler(self.name, self.params, self.registry_in_use(), gamma=gamma)
         d = require_bounded(self.name, self.sampler, self.n)
         floor = d - d * self.params["delta"]  # F(1, t) ≥ d(1 − δ)
