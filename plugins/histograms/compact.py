@@ -135,12 +135,13 @@ class CompactHistogramReleaser(HistogramReleaser):
             10 * epsilon.denominator, epsilon.numerator
         )
         # P ≥ |X| in any case: scanning M(0, U) only pays if p = 1/d would need a larger field.
-        smallest = smallest_probability(self.sampler, mpq(2 * q_min + 1, size))
-        grid = (2 * q_min + 1) / smallest  # P·p ≥ 2q₀ + 1
+        #: p ≤ every positive Pr[M(0, U) = v] (module docstring).
+        self.smallest = smallest_probability(self.sampler, mpq(2 * q_min + 1, size))
+        grid = (2 * q_min + 1) / self.smallest  # P·p ≥ 2q₀ + 1
         self.modulus = proth_prime_at_least(int(max(size, -(-grid // 1))))
         self.law = EmptyBinLaw(self.sampler, self.modulus)
         #: e^{ε₂}·e^{ε₃} of Thm 8.3, at most (P·p + 1)/(P·p − 1) ≤ (q₀+1)/q₀ (EmptyBinLaw).
-        self.empty_ratio = (self.modulus * smallest + 1) / (self.modulus * smallest - 1)
+        self.empty_ratio = (self.modulus * self.smallest + 1) / (self.modulus * self.smallest - 1)
         self.derived = {
             "sampler": repr(self.sampler),
             "modulus_bits": self.modulus.bit_length(),

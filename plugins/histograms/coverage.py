@@ -22,7 +22,7 @@ from dpplug.kinds import HistogramReleaser
 #: Set while candidates are built, so that they do not search (or warn) themselves.
 _SEARCHING: ContextVar[bool] = ContextVar("dpplug_coverage_search", default=False)
 #: Each search builds the releaser at most this many times.
-_BUILDS = 8
+_BUILDS = 16
 #: The ε search raises ε by at least this fraction per build.
 _EPSILON_STEP = Fraction(1, 32)
 
@@ -81,19 +81,28 @@ def _threshold_at(releaser: HistogramReleaser, **changes: Any) -> tuple[int, int
 
 
 def _smallest_n(releaser: HistogramReleaser) -> int | None:
-    """The smallest n′ with threshold(n′) < n′, by the iteration n′ ← threshold(n′) + 1 from n:
-    exact when the threshold does not decrease with n (it grows like log n), and a few builds
-    since it moves little. ``None`` past the schema's n or after :data:`_BUILDS` builds."""
-    candidate = _threshold(releaser) + 1
-    for _ in range(_BUILDS):
-        found = _threshold_at(releaser, n=candidate)
+    """The smallest n′ with threshold(n′) < n′: the iteration n′ ← threshold(n′) + 1 from n (few
+    builds: the threshold grows like log n), which stops at the smallest when the threshold
+    never falls as n grows; then bisection between the last n′ above and the first below, where
+    it does. ``None`` past the schema's n or after :data:`_BUILDS` builds."""
+    low, candidate, builds = releaser.n, _threshold(releaser) + 1, 0
+    while builds < _BUILDS:
+        found, builds = _threshold_at(releaser, n=candidate), builds + 1
         if found is None:
             return None
-        threshold, _ = found
-        if threshold < candidate:
-            return candidate
-        candidate = threshold + 1
-    return None
+        if found[0] < candidate:
+            break
+        low, candidate = candidate, found[0] + 1
+    else:
+        return None
+    while builds < _BUILDS and candidate - low > 1:
+        middle = (low + candidate) // 2
+        found, builds = _threshold_at(releaser, n=middle), builds + 1
+        if found is not None and found[0] < middle:
+            candidate = middle
+        else:
+            low = middle
+    return candidate
 
 
 def _smallest_epsilon(releaser: HistogramReleaser) -> Fraction | None:

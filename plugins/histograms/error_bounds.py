@@ -21,7 +21,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from gmpy2 import mpq
+import gmpy2
+from gmpy2 import mpfr, mpq
 
 from dpplug.exact import smallest_at_least
 from dpplug.kinds import CountingQuerySampler
@@ -31,6 +32,8 @@ from dpplug.kinds import CountingQuerySampler
 #: sampler; past it, the releaser falls back to the union bound.
 SCAN_COUNTS = 1 << 12
 SCAN_BITS = 1 << 21
+#: Working precision of :func:`order_statistic_below`.
+_LOG_PRECISION = 128
 
 
 def bin_failure(sampler: CountingQuerySampler, count: int, a: int, cut: int) -> Any:
@@ -89,6 +92,33 @@ def empty_maximum_quantile(sampler: CountingQuerySampler, bins: int, beta: Any) 
         return int(sampler.scaled_cdf(-v - 1, 0)) + d - int(sampler.scaled_cdf(v, 0))
 
     return smallest_at_least(lambda v: bins * tail(v) <= beta * d, 0, n, True)
+
+
+def empty_rate(sampler: CountingQuerySampler, bins: int, w: int) -> Any:
+    """λ(w) = bins·Pr[M(0, U) ≥ w]: the expected number of empty bins (of at most *bins*) whose
+    noisy count is at least w, exactly."""
+    d = int(sampler.d or 0)
+    return mpq(bins * (d - int(sampler.scaled_cdf(w - 1, 0))), d)
+
+
+def order_statistic_below(rate: Any, k: int, beta: Any) -> bool:
+    """Whether the k-th largest of iid draws is below w except with probability β, given the
+    expected number *rate* of draws at or above w: Pr[Bin(m, q) ≥ k] ≤ C(m, k)·q^k ≤ rate^k/k!,
+    and for rate < k also ≤ e^{k − rate}·(rate/k)^k (Chernoff). Decided rigorously: MPFR logs,
+    each term rounded the safe way."""
+    if rate == 0:
+        return True
+    rate = mpq(rate)
+    with gmpy2.context(precision=_LOG_PRECISION, round=gmpy2.RoundDown):
+        log_beta = gmpy2.log(mpfr(mpq(beta)))
+        log_factorial = gmpy2.lgamma(mpfr(k + 1))[0]
+        rate_low, k_log_k = mpfr(rate), k * gmpy2.log(mpfr(k))
+    with gmpy2.context(precision=_LOG_PRECISION, round=gmpy2.RoundUp):
+        k_log_rate = k * gmpy2.log(mpfr(rate))
+        bound = k_log_rate - log_factorial
+        if rate < k:
+            bound = min(bound, k - rate_low + k_log_rate - k_log_k)
+        return bool(bound <= log_beta)
 
 
 def dense_split(beta: Any, bins: int, nonempty: int) -> tuple[Any, Any]:

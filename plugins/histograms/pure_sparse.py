@@ -28,17 +28,25 @@ smaller mixing δ (:func:`mixing_delta_bits`; checked against the exact conditio
 **Accuracy**, tighter than Thm 6.6. Every failure event has probability at most
 β₂ + (1 − β₂)(p_KH + δ), with p_KH its probability under KeepHeavy (the random histogram fails
 at will; KH′ is within δ of KeepHeavy), so KeepHeavy gets β_KH = (β − β₂)/(1 − β₂) − δ. In
-KeepHeavy a bin x that is not released has c̃_x at most the (n+1)-th largest noisy count, and at
-least n other bins are at or above it, of which at most n − 1 are nonempty: so c̃_x ≤ M, the
-largest noisy count of the (at most |X|) empty bins, and Pr[M > v] ≤ |X|·Pr[M(0, U) > v].
+KeepHeavy a bin x of true count c that is not released has c̃_x at most the (n+1)-th largest
+noisy count, so at least n other bins are at or above c̃_x; at most n − c of them are nonempty
+(they hold at most n − c rows), so c̃_x ≤ V_{c−1}, the c-th largest noisy count of the (at most
+|X|) empty bins. With λ(w) = |X|·Pr[M(0, U) ≥ w], Pr[V_{k−1} ≥ w] ≤ min(λ(w)^k/k!,
+e^{k−λ}(λ/k)^k) (k of the empty bins at or above w; the second, Chernoff's, for λ < k), decided
+rigorously in MPFR (:func:`~.error_bounds.order_statistic_below`).
 
-- Per query: a bin of true count c misses by more than a₁ only if |c̃_x − c| > a₁ or M ≥ c − a₁;
-  a₁ is the sampler's a at (15/16)β_KH and the threshold is a₁ + v with |X|·Pr[M(0,U) > v] ≤
-  β_KH/16.
-- All bins: an empty bin is released only at most M; a nonempty one fails if released more than
-  A off or dropped with c > A, and then c̃_x ≤ M. With |X|·Pr[M(0,U) > v] ≤ β_KH/2, the rest is
-  the dropped-bin bound of :func:`~.error_bounds.dropping_simultaneous` with cut v at β_KH/2
-  (the worst dataset has about n/A bins of count just above A), and A ≥ v.
+- Per query: a bin of count c > T misses by more than a₁ only if |c̃_x − c| > a₁ (the sampler's
+  a at (15/16)β_KH) or it is dropped with c̃_x ≥ c − a₁ ≥ w = T + 1 − a₁. Among the other bins
+  at or above c̃_x, those with at least h = min(⌈w/2⌉, 64) rows number at most
+  K = ⌊(n − T − 1)/h⌋, and one with fewer rows needs M(c_y) ≥ w: probability at most
+  L = (n − 1)·max_{c_y < h} Pr[M(c_y, U) ≥ w]. Otherwise at least n − K empty bins are at or
+  above w. T is the smallest with L + (bound on Pr[V_{n−K−1} ≥ w]) ≤ β_KH/16; the bound then
+  holds for every c > T.
+- All bins: an empty bin is released only at most M = V_0, and a nonempty bin of count c > A
+  that is dropped has c̃_x ≤ V_{c−1} ≤ V_A. So a release fails only if M > A (|X|·Pr[M(0, U)
+  > A] ≤ 3β_KH/4), V_A exceeds a cut v (the bound at v + 1 ≤ β_KH/8), or a bin fails with
+  cut v (:func:`~.error_bounds.dropping_simultaneous` at β_KH/8: the worst dataset has about
+  n/A bins of count just above A).
 
 β₂ = β/6 (rounded down into 1/ℕ) as in Fig. 2. For FastSample, γ = β/(64|X|) where Fig. 2 has
 β/(4|X|): each empty bin draws a uniform count in [0, n] with probability γ, so the |X| empty
@@ -58,12 +66,18 @@ import gmpy2
 from gmpy2 import mpfr, mpq
 
 from dpplug.errors import BadParameter
+from dpplug.exact import smallest_at_least
 from dpplug.guarantee import Accuracy, ErrorBound, Guarantee
 from dpplug.histograms import SparseHistogram
 from dpplug.kinds import HistogramReleaser, TrueCounts
 from dpplug.params import Schema, unit_fraction
 from dpplug.plugins.histograms.coverage import warn_if_uncovered
-from dpplug.plugins.histograms.error_bounds import dropping_simultaneous, empty_maximum_quantile
+from dpplug.plugins.histograms.error_bounds import (
+    dropping_simultaneous,
+    empty_maximum_quantile,
+    empty_rate,
+    order_statistic_below,
+)
 from dpplug.plugins.histograms.keep_heavy import Released, kh_prime
 from dpplug.plugins.histograms.order_statistics import approximate_order_statistics, bits_for
 from dpplug.plugins.histograms.sampler_choice import (
@@ -79,6 +93,8 @@ from dpplug.randomness import RandomSource
 MAX_N = 1 << 20
 #: Working precision of :func:`mixing_delta_bits` (its terms are below 2^51).
 _LOG_PRECISION = 128
+#: The per-query threshold reads the upper tails of bins with fewer rows than this (or w/2).
+_LIGHT_ROWS = 64
 #: δ enters the accuracy through an upper bound 2^{−min(k, this)}.
 _DELTA_BITS_SHOWN = 1024
 
@@ -178,25 +194,57 @@ class PureSparseHistogramReleaser(HistogramReleaser):
     def per_query_bound(self, beta: Any) -> tuple[int, int]:
         """(a₁, T): the per-query a and the count above which it holds (module docstring)."""
         spare = self._keep_heavy_beta(beta)
-        per_query = self.sampler.accuracy(spare * mpq(15, 16)).per_query.a
-        top = empty_maximum_quantile(self.sampler, self.universe.size, spare / 16)
-        return per_query, per_query + top
+        a = self.sampler.accuracy(spare * mpq(15, 16)).per_query.a
+        # Thresholds of n or more cover no count; they are still computed (up to n + a, where
+        # no empty bin reaches w), so that the coverage warning can tell how far off n is.
+        top = self.n + a
+        threshold = smallest_at_least(lambda t: self._covers(t, a, spare / 16), a, top, True)
+        return a, threshold if self._covers(threshold, a, spare / 16) else top
+
+    def _covers(self, threshold: int, a: int, beta: Any) -> bool:
+        """Whether every count c > *threshold* has Pr[dropped while |c̃ − c| ≤ a] ≤ β: the
+        bound L + Pr[V_{n−K−1} ≥ w] of the module docstring, with w = threshold + 1 − a."""
+        n, d = self.n, int(self.sampler.d or 0)
+        w = threshold + 1 - a
+        # Nonempty bins of fewer rows than this compete only through their own upper tail.
+        light = min(-(-w // 2), _LIGHT_ROWS)
+        heavy = max(0, (n - threshold - 1) // light)
+        reach = max(
+            (d - int(self.sampler.scaled_cdf(w - 1, c)) for c in range(1, min(light, n + 1))),
+            default=0,
+        )
+        rest = beta - mpq((n - 1) * reach, d)
+        return rest > 0 and order_statistic_below(self._rate(w), n - heavy, rest)
+
+    def _rate(self, w: int) -> Any:
+        return empty_rate(self.sampler, self.universe.size, w)
 
     def _accuracy(self, beta: Any) -> Accuracy:
         per_query, threshold = self.per_query_bound(beta)
-        half = self._keep_heavy_beta(beta) / 2
-        top = empty_maximum_quantile(self.sampler, self.universe.size, half)
-        everywhere = dropping_simultaneous(self.sampler, self.n, top, half)
-        if everywhere is None:  # past the scan budget: each nonempty bin within a two-sided a
-            everywhere = top + self.sampler.accuracy(half / self.n).per_query.a
+        spare = self._keep_heavy_beta(beta)
+        size, n = self.universe.size, self.n
+        everywhere = empty_maximum_quantile(self.sampler, size, spare * mpq(3, 4))
+        for _ in range(2):  # the cut only falls as a grows, so the second pass confirms
+            cut = smallest_at_least(
+                lambda v, a=everywhere: order_statistic_below(self._rate(v + 1), a + 1, spare / 8),
+                0,
+                n,
+                True,
+            )
+            dropped = dropping_simultaneous(self.sampler, n, cut, spare / 8)
+            if dropped is None:  # past the scan budget: every nonempty bin within a two-sided a
+                dropped = cut + self.sampler.accuracy(spare / 8 / n).per_query.a
+            if dropped <= everywhere:
+                break
+            everywhere = dropped
         return Accuracy(
             ErrorBound(per_query, beta),
-            ErrorBound(min(max(everywhere, top), self.n), beta),
+            ErrorBound(min(everywhere, n), beta),
             threshold=threshold,
             formula=(
-                "β_KH = (β − β₂)/(1 − β₂) − δ; a₁ at 15β_KH/16 on counts > a₁ + v(β_KH/16); all "
-                "bins: max(v, dropped-bin bound with cut v) at β_KH/2 each, v(β′) the β′-quantile "
-                "of the empty bins' maximum"
+                "β_KH = (β − β₂)/(1 − β₂) − δ; a₁ at 15β_KH/16 on counts c with Pr[c-th largest "
+                "empty ≥ c − a₁] ≤ β_KH/16; all bins: the largest empty at 3β_KH/4, the (a+1)-th "
+                "largest as the cut of the dropped-bin bound, β_KH/8 each"
             ),
         )
 

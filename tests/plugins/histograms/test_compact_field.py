@@ -124,7 +124,8 @@ def test_guarantee_is_sampler_squared_times_the_empty_bin_ratios(params: dict[st
     ratios = [mpq(law.interval(v)[1], modulus) / pmf[v] for v in range(n + 1) if pmf[v]]
     above, below = max(ratios), max(1 / r for r in ratios)
     smallest = min(p for p in pmf.values() if p)
-    grid = modulus * smallest
+    assert releaser.smallest in (smallest, mpq(1, d))  # scanned, or 1/d where P ≥ |X| binds
+    grid = modulus * releaser.smallest
     assert releaser.empty_ratio == (grid + 1) / (grid - 1) >= above * below  # sound
     per_count = releaser.sampler.guarantee.exp_epsilon
     assert releaser.guarantee.exp_epsilon == per_count**2 * releaser.empty_ratio
@@ -133,7 +134,7 @@ def test_guarantee_is_sampler_squared_times_the_empty_bin_ratios(params: dict[st
     q = 1000 if epsilon is None else -(-10 // epsilon)
     assert releaser.empty_ratio <= mpq(q + 1, q)  # ln((q+1)/q) ≤ 1/q ≤ ε/10 (Cor. 7.3)
     assert grid >= 2 * q + 1
-    assert modulus < 2 * max(releaser.universe.size, (2 * q + 1) / smallest) + 2
+    assert modulus < 2 * max(releaser.universe.size, (2 * q + 1) / releaser.smallest) + 2
     if epsilon is not None:
         assert releaser.sampler.params["epsilon"] == epsilon * mpq(9, 20)
     if d.bit_length() > 128:  # FastSample: far fewer bits than Lemma 8.4's P ≥ (q+1)·d
