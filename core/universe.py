@@ -185,7 +185,7 @@ class Labels(Universe):
     def _bulk(self, labels: Sequence[object]) -> list[int] | None:
         if not set(map(type, labels)) <= {str, int}:  # exact types: no bool, no float
             return None
-        found = list(map(self._positions.get, labels))  # type: ignore[arg-type]
+        found = list(map(self._positions.get, labels))
         return None if None in found else found  # type: ignore[return-value]
 
 

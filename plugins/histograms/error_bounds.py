@@ -19,6 +19,7 @@ counts the scan does not reach are covered by the sampler's own declared (a, β)
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any
 
 import gmpy2
@@ -75,11 +76,17 @@ def dropping_simultaneous(
             continue
         if count > budget:
             return None
-        if bin_failure(sampler, count, a, cut) * n > beta * count:
-            a = smallest_at_least(
-                lambda b, c=count: bin_failure(sampler, c, b, cut) * n <= beta * c, a, n, True
-            )
+        if not _within(sampler, count, a, cut, n, beta):
+            within = partial(_within, sampler, count, cut=cut, n=n, beta=beta)
+            a = smallest_at_least(within, a, n, True)
         count += 1
+
+
+def _within(
+    sampler: CountingQuerySampler, count: int, a: int, cut: int, n: int, beta: Any
+) -> bool:
+    """f(count, a)·n ≤ β·count (see :func:`dropping_simultaneous`)."""
+    return bool(bin_failure(sampler, count, a, cut) * n <= beta * count)
 
 
 def empty_maximum_quantile(sampler: CountingQuerySampler, bins: int, beta: Any) -> int:

@@ -219,18 +219,17 @@ class PureSparseHistogramReleaser(HistogramReleaser):
     def _rate(self, w: int) -> Any:
         return empty_rate(self.sampler, self.universe.size, w)
 
+    def _cut_holds(self, a: int, beta: Any, v: int) -> bool:
+        """Pr[V_a > v] ≤ β: the (a+1)-th largest empty bin is at most v."""
+        return order_statistic_below(self._rate(v + 1), a + 1, beta)
+
     def _accuracy(self, beta: Any) -> Accuracy:
         per_query, threshold = self.per_query_bound(beta)
         spare = self._keep_heavy_beta(beta)
         size, n = self.universe.size, self.n
         everywhere = empty_maximum_quantile(self.sampler, size, spare * mpq(3, 4))
         for _ in range(2):  # the cut only falls as a grows, so the second pass confirms
-            cut = smallest_at_least(
-                lambda v, a=everywhere: order_statistic_below(self._rate(v + 1), a + 1, spare / 8),
-                0,
-                n,
-                True,
-            )
+            cut = smallest_at_least(partial(self._cut_holds, everywhere, spare / 8), 0, n, True)
             dropped = dropping_simultaneous(self.sampler, n, cut, spare / 8)
             if dropped is None:  # past the scan budget: every nonempty bin within a two-sided a
                 dropped = cut + self.sampler.accuracy(spare / 8 / n).per_query.a
