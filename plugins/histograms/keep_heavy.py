@@ -9,11 +9,12 @@ releases at most n bins with counts in [1, n]. Its cost is |X| sampler calls, so
 reference for tiny universes.
 
 **KH′** (:func:`kh_prime`), for |X| ≥ 2n + 1: noisy counts for the nonempty bins A only; a
-uniformly random sequence q_0 … q_n of distinct elements of X ∖ A (App. A: the z-th element not
-yet taken, for z ← U(|X| − |T|)); the top n+1 order statistics of the m = |X| − |A| empty bins'
-noise, given to q_0 … q_n in that order; then the KeepHeavy cut on A ∪ {q_i}. The empty bins
-outside {q_i} are at most the (n+1)-th empty value, so the cut is the same as KeepHeavy's, and
-the output law is identical (tests: exact enumeration on |X| = 5, n = 2).
+uniformly random sequence q_0 … q_n of distinct elements of X ∖ A (App. A's draws
+z ← U(|X| − |T|), decoded by a sparse Fisher–Yates shuffle); the top n+1 order statistics of
+the m = |X| − |A| empty bins' noise, given to q_0 … q_n in that order; then the KeepHeavy cut
+on A ∪ {q_i}. The empty bins outside {q_i} are at most the (n+1)-th empty value, so the cut is
+the same as KeepHeavy's, and the output law is identical (tests: exact enumeration on |X| = 5,
+n = 2).
 
 Both return the released bins as a tuple of (index, count) in canonical order.
 """

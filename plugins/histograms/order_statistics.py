@@ -30,8 +30,9 @@ is (F(v)/F(v_hi))^R − (F(v−1)/F(v_hi))^R = G(v) − G(v−1), and ℓ_v give
 **Certified comparisons and the total-variation bound.** Each inverse CDF draws one b-bit
 integer u and must decide, for thresholds C (values of G or C_j, rationals far too large to
 write down), whether U < C for U uniform in the cell [u, u+1)/2^b. Integer fixed-point bounds
-lo ≤ C·2^p ≤ hi, rounded down and up at every step (so they are rigorous), are computed at
-p = 64, 256, 1024, … bits. The decision is taken as soon as the cell lies wholly below or above
+lo ≤ C·2^p ≤ hi, rounded down and up at every step (so they are rigorous; for the C_j, by MPFR
+chains rounding down and up, :class:`_TieThresholds`), are computed at p = 64, 256, 1024, …
+bits. The decision is taken as soon as the cell lies wholly below or above
 [lo, hi]·2^{−p}; if instead the interval has shrunk below half a cell first, the decision is
 "U ≥ C". Couple this with the exact inverse CDF on a continuous U in the same cell: they differ
 only if the cell meets an interval of width ≤ 2^{−b−1} around some threshold, which has
@@ -40,7 +41,7 @@ most k; there are at most k jumps. So
 
     TV(approximate, exact) ≤ 2·k·(top + 1 + k)·2^{−b}            (:func:`total_variation_bound`)
 
-and :func:`bits_for` picks the smallest b making this at most a target δ = 2^{−k}. The interval
+and :func:`bits_for` picks the smallest b making this at most a target δ, a power of 2. The interval
 widths go to 0 as p grows, so every decision ends; the number of decisions is at most
 k·(log₂(top+1) + 2), independent of the data.
 """
