@@ -17,8 +17,9 @@ declaration fails, the other contracts are skipped: they build on it.
 
 from __future__ import annotations
 
+import time
 import warnings
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 
 from dpplug.conformance import (
     accuracy,
@@ -59,7 +60,9 @@ def run_contract(entry: Entry, contract: str, settings: Settings) -> ContractRes
             return CONTRACTS[contract](entry, settings)
     except NotSupported as exc:
         return ContractResult(contract, Outcome.SKIPPED, str(exc))
-    except Exception as exc:
+    except KeyboardInterrupt:
+        raise
+    except BaseException as exc:  # whatever the plugin raises, SystemExit included
         return ContractResult(contract, Outcome.FAILED, f"raised {type(exc).__name__}: {exc}")
 
 
@@ -69,6 +72,7 @@ def run_plugin(
     on_contract: Callable[[str, ContractResult], None] | None = None,
 ) -> PluginResult:
     """Every contract on *entry*, in order; *on_contract* is told after each one."""
+    start = time.perf_counter()
     results: list[ContractResult] = []
     for contract in CONTRACTS:
         if contract != declaration.NAME and not results[0].passed:
@@ -78,8 +82,11 @@ def run_plugin(
         results.append(result)
         if on_contract is not None:
             on_contract(contract, result)
-    return PluginResult(entry.name, entry.kind.name, entry.source.describe(), tuple(results))
-
-
-def run(entries: Iterable[Entry], settings: Settings) -> list[PluginResult]:
-    return [run_plugin(entry, settings) for entry in entries]
+    return PluginResult(
+        entry.name,
+        entry.kind.name,
+        entry.source.describe(),
+        tuple(results),
+        module=entry.module,
+        seconds=time.perf_counter() - start,
+    )

@@ -86,7 +86,7 @@ def _listing(reg: Registry) -> list[dict[str, Any]]:
             error = str(exc) if isinstance(exc, DpplugError) else f"{type(exc).__name__}: {exc}"
             row.update(status="broken", error=error, form=None, relation=None)
         else:
-            level = recorded_level(entry.name, entry.source.describe()) or "unchecked"
+            level = recorded_level(entry.name, entry.source.describe(), entry.module) or "unchecked"
             row.update(status="ok", form=form, relation=relation, level=level)
         rows.append(row)
     for broken in reg.broken:

@@ -4,8 +4,9 @@ Built-in mechanisms are loaded first, one family at a time (:data:`dpplug.plugin
 each family its own default plugin), through the same hooks a third party uses; then every entry
 point in the group ``dpplug``. A plugin (a built-in family included) that fails to import, to
 validate against the hookspecs, or to register is quarantined with its error and listed as
-broken; the others keep working. A mechanism name registered twice quarantines the later plugin
-with an error naming both sources, so a third party cannot shadow a built-in. The hooks are the
+broken; the others keep working. A name already taken by a built-in quarantines the later
+plugin, so a third party cannot shadow a built-in; two third parties claiming one name are both
+quarantined, each error naming both, since which installed first is an accident. The hooks are the
 kinds' (:data:`dpplug.kinds.KINDS`).
 """
 
@@ -107,8 +108,13 @@ class Registry:
     broken: list[BrokenPlugin] = field(default_factory=list)
 
     @classmethod
-    def load(cls, plugins: Iterable[object] = (), entry_points: bool = True) -> Registry:
-        """Built-in plugins, then *plugins* (objects with hookimpls), then entry points."""
+    def load(
+        cls,
+        plugins: Iterable[object] = (),
+        entry_points: bool | Callable[[metadata.EntryPoint], bool] = True,
+    ) -> Registry:
+        """Built-in plugins, then *plugins* (objects with hookimpls), then the entry points of
+        the group ``dpplug`` (all of them, none, or those *entry_points* selects)."""
         registry = cls()
         manager = pluggy.PluginManager("dpplug")
         manager.add_hookspecs(type("KindHooks", (), {kind.hook: kind.hookspec for kind in KINDS}))
@@ -121,6 +127,8 @@ class Registry:
             registry._add(manager, Source(name, "(runtime)", ""), functools.partial(_same, plugin))
         if entry_points:
             for ep in metadata.entry_points(group=ENTRY_POINT_GROUP):
+                if callable(entry_points) and not entry_points(ep):
+                    continue
                 dist = ep.dist
                 source = Source(
                     ep.name,
@@ -150,11 +158,7 @@ class Registry:
                         impl.function(register=self._stager(kind, source, staged))
             for entry in staged:
                 if entry.name in self._entries:
-                    first = self._entries[entry.name].source
-                    raise DuplicateMechanismName(
-                        f"mechanism name {entry.name!r} is registered by both {first.describe()} "
-                        f"and {source.describe()}; rename one of them (the first keeps the name)"
-                    )
+                    self._clash(entry.name, source)
         except KeyboardInterrupt:
             raise
         except BaseException as exc:
@@ -164,6 +168,24 @@ class Registry:
             return
         for entry in staged:
             self._entries[entry.name] = entry
+
+    def _clash(self, name: str, later: Source) -> None:
+        """*later* registers a name already taken. A built-in keeps its name and only *later* is
+        quarantined; between third parties, which came first is an accident of installation,
+        so both are quarantined, each error naming both."""
+        first = self._entries[name].source
+        message = (
+            f"mechanism name {name!r} is registered by both {first.describe()} and "
+            f"{later.describe()}; "
+        )
+        if first.distribution == "dpplug":
+            raise DuplicateMechanismName(message + "built-in names cannot be taken: rename it")
+        message += "neither gets it: rename one of them (or uninstall one)"
+        taken = tuple(n for n, e in self._entries.items() if e.source == first)
+        for taken_name in taken:
+            del self._entries[taken_name]
+        self.broken.append(BrokenPlugin(first, f"DuplicateMechanismName: {message}", taken))
+        raise DuplicateMechanismName(message)
 
     def _stager(
         self, kind: Kind, source: Source, staged: list[Entry]

@@ -60,6 +60,7 @@ from dpplug.adapters.pipelinedp import (  # noqa: E402
     partition_selection,
     sampler,
 )
+from dpplug.adapters.spark import local_context  # noqa: E402
 from dpplug.plugins.partition.grid_selector import GridSelector  # noqa: E402
 
 Metrics = pipeline_dp.Metrics
@@ -237,17 +238,7 @@ def beam_multi_processing_runs(tmp_path_factory: pytest.TempPathFactory) -> dict
 
 @pytest.fixture(scope="module")
 def spark_context() -> Iterator[Any]:
-    conf = (
-        pyspark.SparkConf()
-        .setMaster("local[2]")
-        .setAppName("dpplug-pipelinedp-tests")
-        .set("spark.ui.enabled", "false")
-        .set("spark.ui.showConsoleProgress", "false")
-        .set("spark.pyspark.python", sys.executable)
-        .set("spark.pyspark.driver.python", sys.executable)
-    )
-    context = pyspark.SparkContext(conf=conf)
-    context.setLogLevel("ERROR")
+    context = local_context("dpplug-pipelinedp-tests")
     yield context
     context.stop()
 
@@ -875,3 +866,30 @@ def test_pld_select_partitions_native_crashes_dpplug_works() -> None:
     report = engine.explain_computations_report()[0]
     assert "dpplug plugin optimal-partition-selection(" in report
     assert f"budget ε={spec.eps}, δ={spec.delta}" in report
+
+
+def test_spark_without_java_says_what_to_install(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PATH", "")
+    monkeypatch.delenv("JAVA_HOME", raising=False)
+    with pytest.raises(dpplug.NotSupported, match="Spark needs Java"):
+        local_context("no-java")
+
+
+def test_spark_launch_failures_are_retried_a_bounded_number_of_times(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A launch that keeps failing (what a busy machine does now and then) is tried `attempts`
+    times, then reported with its cause; the real launch is what the other Spark tests use."""
+    from dpplug.adapters import spark
+
+    tries = []
+
+    def gateway_exits(conf: Any) -> Any:
+        tries.append(conf)
+        raise RuntimeError("Java gateway process exited before sending its port number")
+
+    monkeypatch.setattr(pyspark, "SparkContext", gateway_exits)
+    monkeypatch.setattr(spark.time, "sleep", lambda seconds: None)
+    with pytest.raises(dpplug.NotSupported, match=r"after 3 attempts.*Java gateway"):
+        local_context("flaky", attempts=3)
+    assert len(tries) == 3

@@ -132,7 +132,7 @@ def test_unknown_hook_is_quarantined() -> None:
     assert "register_sampler" in broken.error
 
 
-def test_duplicate_name_names_both_sources_and_the_first_keeps_it() -> None:
+def test_a_built_in_keeps_its_name_and_the_later_plugin_is_quarantined() -> None:
     clash = type("Clash", (RandomizedResponse,), {"name": "geosample"})
     registry = Registry.load([_registers(clash)], entry_points=False)
     (broken,) = registry.broken
@@ -140,6 +140,23 @@ def test_duplicate_name_names_both_sources_and_the_first_keeps_it() -> None:
     assert "dpplug 0.1.0" in broken.error and "(runtime)" in broken.error
     assert broken.error.startswith("DuplicateMechanismName")
     assert registry.get("geosample").source.distribution == "dpplug"
+
+
+def test_two_third_parties_claiming_one_name_are_both_quarantined() -> None:
+    """Which one installed first is an accident, so neither keeps the name; each error names
+    both packages, and the first one's other mechanisms leave with it."""
+    other = type("Other", (RandomizedResponse,), {"name": "other-mechanism"})
+    first = _plugin(
+        "first", register_samplers=lambda register: [register(RandomizedResponse), register(other)]
+    )
+    second = _plugin("second", register_samplers=lambda register: register(RandomizedResponse))
+    registry = Registry.load([first, second], entry_points=False)
+    assert "randomized-response" not in registry and "other-mechanism" not in registry
+    assert {b.source.plugin for b in registry.broken} == {"first", "second"}
+    for broken in registry.broken:
+        assert "first" in broken.error and "second" in broken.error
+    with pytest.raises(dpplug.PluginFault, match="broken plugin"):
+        registry.get("randomized-response")
 
 
 def test_same_name_twice_in_one_plugin_is_quarantined() -> None:
