@@ -131,8 +131,10 @@ class CompactHistogramReleaser(HistogramReleaser):
         )
         require_bounded(self.name, self.sampler, n)
         epsilon = self.params["epsilon"]
-        q_min = FIXED_GUARANTEE_Q if epsilon is None else ceil_div(
-            10 * epsilon.denominator, epsilon.numerator
+        q_min = (
+            FIXED_GUARANTEE_Q
+            if epsilon is None
+            else ceil_div(10 * epsilon.denominator, epsilon.numerator)
         )
         # P ≥ |X| in any case: scanning M(0, U) only pays if p = 1/d would need a larger field.
         #: p ≤ every positive Pr[M(0, U) = v] (module docstring).

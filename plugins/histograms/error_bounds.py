@@ -49,9 +49,7 @@ def bin_failure(sampler: CountingQuerySampler, count: int, a: int, cut: int) -> 
     return mpq(bad, d)
 
 
-def dropping_simultaneous(
-    sampler: CountingQuerySampler, n: int, cut: int, beta: Any
-) -> int | None:
+def dropping_simultaneous(sampler: CountingQuerySampler, n: int, cut: int, beta: Any) -> int | None:
     """The smallest a such that, for every dataset of at most n rows, Σ_x f(c_x) ≤ β, with f
     the :func:`bin_failure` of a release that drops bins whose noisy count is at most *cut*
     (``None`` past the scan budget :data:`SCAN_COUNTS`, :data:`SCAN_BITS`).
@@ -82,9 +80,7 @@ def dropping_simultaneous(
         count += 1
 
 
-def _within(
-    sampler: CountingQuerySampler, count: int, a: int, cut: int, n: int, beta: Any
-) -> bool:
+def _within(sampler: CountingQuerySampler, count: int, a: int, cut: int, n: int, beta: Any) -> bool:
     """f(count, a)·n ≤ β·count (see :func:`dropping_simultaneous`)."""
     return bool(bin_failure(sampler, count, a, cut) * n <= beta * count)
 

@@ -60,8 +60,10 @@ def subproduct_tree(ring: Any, xs: Sequence[int]) -> list[list[Any]]:
     while len(levels[-1]) > 1:
         below = levels[-1]
         levels.append(
-            [below[i] * below[i + 1] if i + 1 < len(below) else below[i]
-             for i in range(0, len(below), 2)]
+            [
+                below[i] * below[i + 1] if i + 1 < len(below) else below[i]
+                for i in range(0, len(below), 2)
+            ]
         )
     return levels
 
@@ -71,9 +73,7 @@ def remainders(polynomial: Any, levels: list[list[Any]]) -> list[Any]:
     Gathen & Gerhard Alg. 10.5): reduce modulo each node, top down."""
     current = [polynomial % levels[-1][0]]
     for below in reversed(levels[:-1]):
-        current = [
-            current[i // 2] % node for i, node in enumerate(below)
-        ]
+        current = [current[i // 2] % node for i, node in enumerate(below)]
     return [leaf.constant_coefficient() for leaf in current]
 
 
@@ -86,7 +86,8 @@ def interpolate(ring: Any, xs: Sequence[int], ys: Sequence[int]) -> Any:
     for below in levels[:-1]:
         current = [
             current[i] * below[i + 1] + current[i + 1] * below[i]
-            if i + 1 < len(current) else current[i]
+            if i + 1 < len(current)
+            else current[i]
             for i in range(0, len(current), 2)
         ]
     return current[0]

@@ -40,9 +40,7 @@ def knapsack(values: list[Any], capacity: int, zero: Any) -> Any:
     """max Σ values[c] over multisets of counts c ≥ 1 with Σ c ≤ capacity (values[0] unused)."""
     best = [zero] * (capacity + 1)
     for w in range(1, capacity + 1):
-        best[w] = max(
-            [best[w - 1], *(best[w - c] + values[c] for c in range(1, w + 1))]
-        )
+        best[w] = max([best[w - 1], *(best[w - c] + values[c] for c in range(1, w + 1))])
     return best[capacity]
 
 
@@ -199,7 +197,7 @@ def test_pure_sparse_threshold_and_simultaneous_are_within_ten_percent(
     releaser = pure_sparse(n, epsilon)
     accuracy = releaser.accuracy(BETA)
     sampler, d, size = releaser.sampler, releaser.sampler.d, releaser.universe.size
-    beta2, delta, empties = float(releaser.beta2), 2.0 ** -releaser.delta_bits, size - 1
+    beta2, delta, empties = float(releaser.beta2), 2.0**-releaser.delta_bits, size - 1
     a = accuracy.per_query.a
 
     def at_least(w: int) -> float:  # Pr[M(0, U) ≥ w]

@@ -3,6 +3,7 @@ docs/mechanisms.md#compact-histogram) over a prime field: the polynomial family 
 independent (all polynomials enumerated over small fields), interpolation reproduces its points with
 degree ≤ n, the modulus is a proven prime, released nonempty bins read back exactly their noisy
 counts through both evaluation paths, and the guarantee is L²·(P·p+1)/(P·p−1) exactly."""
+
 from __future__ import annotations
 
 import random
