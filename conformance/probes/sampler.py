@@ -194,13 +194,15 @@ class SamplerProbe(Probe):
                 problems.append(f"sample() at count {count}: {exc}")
                 continue
             replayed += 1
-            if law != {z: p for z, p in declared.items() if p}:
+            outputs = cast(dict[int, Any], law)
+            if outputs != {z: p for z, p in declared.items() if p}:
                 worst = max(
-                    law.keys() | set(declared), key=lambda z: abs(law.get(z, 0) - declared.prob(z))
+                    outputs.keys() | set(declared),
+                    key=lambda z: abs(outputs.get(z, 0) - declared.prob(z)),
                 )
                 problems.append(
                     f"sample() at count {count} draws output {worst} with probability "
-                    f"{law.get(worst, 0)}, but pmf({count}) declares {declared.prob(worst)}"
+                    f"{outputs.get(worst, 0)}, but pmf({count}) declares {declared.prob(worst)}"
                 )
             if problems:
                 break
