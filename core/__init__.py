@@ -35,11 +35,13 @@ _EXPORTS = {
         ("COUNT_SENSITIVITY_1", "Accuracy", "ErrorBound", "Guarantee", "Neighbouring", "Relation"),
         "dpplug.guarantee",
     ),
+    **dict.fromkeys(("AnonymizedHistogram", "Estimate", "sorted_l1"), "dpplug.anonymized"),
     "hookimpl": "dpplug.hookspecs",
     "Kind": "dpplug.kind",
     **dict.fromkeys(
         (
             "KINDS",
+            "AnonymizedHistogramReleaser",
             "CountingQuerySampler",
             "HistogramReleaser",
             "PartitionSelector",
@@ -71,6 +73,7 @@ def __dir__() -> list[str]:
 
 
 if TYPE_CHECKING:
+    from dpplug.anonymized import AnonymizedHistogram, Estimate, sorted_l1
     from dpplug.errors import (
         BadData,
         BadParameter,
@@ -92,6 +95,7 @@ if TYPE_CHECKING:
     from dpplug.kind import Kind
     from dpplug.kinds import (
         KINDS,
+        AnonymizedHistogramReleaser,
         CountingQuerySampler,
         HistogramReleaser,
         PartitionSelector,
