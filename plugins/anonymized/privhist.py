@@ -39,7 +39,8 @@ them (each is a function of the already released N and N^{cℓ}), utility is tes
 All noise comes from one registered two-sided geometric sampler (:mod:`.sampler_choice`), built
 once per block with that block's ε, and every decision is exact integer or rational arithmetic;
 M and q, public, use MPFR. Accuracy: the released total, |N − n| ≤ the ε₁ sampler's a at β
-(clamping at 0 only helps). Sorted-ℓ₁ errors are measured in ``benchmarks/anonymized_histograms.py``.
+(clamping at 0 only helps). Sorted-ℓ₁ errors are measured in the benchmarks
+(``benchmarks/anonymized_histograms.py``).
 """
 
 from __future__ import annotations

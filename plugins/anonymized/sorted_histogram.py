@@ -61,7 +61,7 @@ class SortedHistogram(AnonymizedHistogramReleaser):
             BETA_PARAM,
         )
     )
-    conformance_cases = ({"epsilon": 1, "length": 3}, {"epsilon": 2, "length": 4})
+    conformance_cases = ({"epsilon": 1, "length": 6}, {"epsilon": 2, "length": 8})
 
     def __init__(self, **params: object) -> None:
         super().__init__(**params)
