@@ -157,9 +157,15 @@ class AnonymizedHistogramReleaser(Mechanism):
         return Prevalences(tuple(pairs))
 
     def release_accuracy(self) -> Accuracy:
-        """The accuracy a release carries: at the mechanism's ``beta`` (1/20 without one)."""
-        beta = self.params.get("beta")
-        return self.accuracy(DEFAULT_BETA if beta is None else beta)
+        """The accuracy a release carries: at the mechanism's ``beta`` (1/20 without one),
+        computed once per mechanism (its parameters never change)."""
+        if "_release_accuracy" not in self.__dict__:
+            beta = self.params.get("beta")
+            self.__dict__["_release_accuracy"] = self.accuracy(
+                DEFAULT_BETA if beta is None else beta
+            )
+        accuracy: Accuracy = self.__dict__["_release_accuracy"]
+        return accuracy
 
     def histogram(self, prevalences: Mapping[int, int], total: int) -> AnonymizedHistogram:
         """The release of *prevalences* (zeros dropped, canonical order by r) and *total*, with

@@ -39,6 +39,10 @@ BETA_PARAM = Param(
     default=mpq(1, 20),
     example="1/20",
 )
+_NOT_UNBOUNDED = (
+    "{releaser} adds noise to any integer and needs an unbounded pure sampler for counts one "
+    "apart; {name} is not one (use discrete-laplace)"
+)
 
 
 def geometric_sampler(
@@ -52,14 +56,13 @@ def geometric_sampler(
             f"sampler={name!r} is not a counting-query sampler with an epsilon parameter; "
             f"{releaser} needs two-sided geometric noise, e.g. sampler='discrete-laplace'"
         )
+    if any(p.name == "n" and p.required for p in entry.cls.schema):
+        raise BadParameter(_NOT_UNBOUNDED.format(releaser=releaser, name=name))
     sampler = entry.create(epsilon=epsilon)
     assert isinstance(sampler, CountingQuerySampler)
     guarantee = sampler.guarantee
     if sampler.n is not None or not guarantee.pure or guarantee.neighbouring != COUNT_SENSITIVITY_1:
-        raise BadParameter(
-            f"{releaser} adds noise to any integer and needs an unbounded pure sampler for counts "
-            f"one apart; {name} is not one (use discrete-laplace)"
-        )
+        raise BadParameter(_NOT_UNBOUNDED.format(releaser=releaser, name=name))
     alpha = 1 / guarantee.exp_epsilon
     law = sampler.pmf(0)
     centre = (1 - alpha) / (1 + alpha)

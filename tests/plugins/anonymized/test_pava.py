@@ -71,7 +71,9 @@ def test_small_instances_equal_the_brute_force_fit(seed: int) -> None:
     y = [rng.randint(-6, 6) for _ in range(size)]
     w = [rng.randint(1, 4) for _ in range(size)] if seed % 2 else [1] * size
     expected = brute_force(y, w)
-    assert [Fraction(int(v.numerator), int(v.denominator)) for v in isotonic_non_increasing(y, w)] == expected
+    assert [
+        Fraction(int(v.numerator), int(v.denominator)) for v in isotonic_non_increasing(y, w)
+    ] == expected
 
 
 def test_blocks_keep_integers_and_totals() -> None:
@@ -84,7 +86,15 @@ def test_blocks_keep_integers_and_totals() -> None:
 
 @pytest.mark.parametrize(
     ("value", "rounded"),
-    [(mpq(-3, 2), 0), (0, 0), (mpq(1, 2), 1), (mpq(3, 2), 2), (mpq(5, 2), 3), (mpq(7, 3), 2), (4, 4)],
+    [
+        (mpq(-3, 2), 0),
+        (0, 0),
+        (mpq(1, 2), 1),
+        (mpq(3, 2), 2),
+        (mpq(5, 2), 3),
+        (mpq(7, 3), 2),
+        (4, 4),
+    ],
 )
 def test_rounding_is_half_up_after_clipping_at_zero(value: object, rounded: int) -> None:
     assert round_non_negative(value) == rounded
