@@ -21,7 +21,7 @@ from __future__ import annotations
 import json
 import math
 import numbers
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -40,21 +40,12 @@ MAX_ITEMS = 10**12
 MAX_PAIRS = math.isqrt(2 * MAX_ITEMS) + 1
 
 
-def cumulative(prevalences: Mapping[int, int]) -> Iterator[tuple[int, int]]:
-    """(r, φ_{r+}) at each r where the cumulative prevalence changes, decreasing r: between
-    consecutive listed r the cumulative prevalence is constant."""
-    total = 0
-    for r in sorted(prevalences, reverse=True):
-        total += prevalences[r]
-        yield r, total
-
-
 def sorted_l1(a: Mapping[int, int], b: Mapping[int, int]) -> int:
     """The sorted-ℓ₁ distance between two anonymized histograms in prevalence form, computed as
     Σ_{r≥1} |φ_{r+}(a) − φ_{r+}(b)| (Suresh 2019, Lemma 1) in O(#pairs) exact integer steps."""
     points = sorted({*a, *b}, reverse=True)
     distance, above_a, above_b = 0, 0, 0
-    for r, below in zip(points, [*points[1:], 0], strict=True):
+    for r, below in zip(points, [*points[1:], 0][: len(points)], strict=True):
         above_a += a.get(r, 0)
         above_b += b.get(r, 0)
         distance += (r - below) * abs(above_a - above_b)  # φ_{s+} constant for s in (below, r]

@@ -121,6 +121,6 @@ def test_bad_parameters_are_refused(name: str, params: dict[str, Any], match: st
 def test_sorted_histogram_refuses_more_labels_than_its_length_before_drawing() -> None:
     mechanism = dpplug.create("sorted-histogram", epsilon=1, length=5)
     source = dpplug.SeededSource(0)
-    with pytest.raises(dpplug.BadData, match="6 labels but .* length = 5"):
+    with pytest.raises(dpplug.BadData, match=r"6 labels but .* length = 5"):
         mechanism.release(COUNTS, source)
     assert source.draws == 0
