@@ -231,6 +231,7 @@ class AnonymizedProbe(Probe):
         scope = self.releaser.accuracy_scope
         for beta in BETAS:
             accuracy = self.releaser.accuracy(beta)
+            checks: list[tuple[int | None, str, int]]
             if scope is AccuracyScope.TOTAL:
                 checks = [(None, "the released total's error", accuracy.per_query.a)]
             else:
@@ -389,7 +390,7 @@ def code(release: AnonymizedHistogram) -> int:
     total_cap, phi_cap = _CAPS
     shape = sum(min(release.prevalences.get(r, 0), phi_cap) * 8 ** (r - 1) for r in range(1, 5))
     high = int(any(r > 4 for r in release.prevalences))
-    return min(release.total, total_cap) * 2 * 8**4 + high * 8**4 + shape
+    return int(min(release.total, total_cap) * 2 * 8**4 + high * 8**4 + shape)
 
 
 def _is_count(value: object) -> bool:

@@ -7,11 +7,12 @@ Three noise blocks, composed (the guarantee is the product of their exact e^ε):
 
 1. ε₁: N = max(n + Z^a, 0). If N = 0 the release is (∅, 0). T = ⌈√(N·min(ε, 1))⌉.
 2. ε₂: M fake counts are added at T and at T + 1; Z^b moves counts across T | T + 1
-   (φ^b_{T+1} = φ_{T+1} + M + Z^b, φ^b_T = φ_T + M − Z^b), so that a count crossing the split
-   only shifts Z^b; the improper histogram is split into a small part (counts ≤ T), released as
-   noisy cumulative prevalences φ^{cs}_{r+}, r ≤ T, and a large part, released as noisy sorted
-   counts N^{cℓ}_i (their number is part of the output). A neighbour moves one coordinate of
-   this block by one, or only the input of Z^b.
+   (φ^b_{T+1} = φ_{T+1} + M + Z^b, φ^b_T = φ_T + M − Z^b); the improper histogram is split
+   into a small part (counts ≤ T), released as noisy cumulative prevalences φ^{cs}_{r+}, r ≤ T,
+   and a large part, released as noisy sorted counts N^{cℓ}_i (their number is part of the
+   output). For the same Z^b a neighbour moves one coordinate of the small or large vector by
+   one; a count crossing T | T + 1 is absorbed instead by Z^b moved one step, which is not
+   released. Either way the block costs one step of G(e^{ε₂}).
 3. For ε > 1, PRIVHIST-LOWPRIVACY post-processes block 2: PAVA on the small cumulative
    prevalences (L1), large counts clamped to ≥ T (L2), union (L3), and the 2M counts closest
    to T + 1 and then T removed (L4, ties to the larger count). Block 3 is not used, so its
@@ -196,7 +197,8 @@ class PrivHist(AnonymizedHistogramReleaser):
         capped = _capped(pairs, 2 * total)
         boundaries = self.boundaries(total, t, noisy_large)
         totals = smoothed_totals(capped, boundaries)
-        noisy_totals = yield Noise(self.smoothing_sampler, totals.tolist())  # type: ignore[arg-type]
+        assert self.smoothing_sampler is not None  # built whenever ε ≤ 1
+        noisy_totals = yield Noise(self.smoothing_sampler, totals.tolist())
         return self.histogram(_high_privacy(noisy_totals, boundaries), total)
 
     @staticmethod
