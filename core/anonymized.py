@@ -25,7 +25,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from dpplug.errors import BadData, DpplugError
+from dpplug.errors import BadData, BadParameter, DpplugError
 from dpplug.guarantee import Accuracy, Guarantee
 from dpplug.params import param_text, params_from_text
 
@@ -38,6 +38,8 @@ MAX_ITEMS = 10**12
 #: The most (r, φ_r) pairs :meth:`AnonymizedHistogram.from_bytes` reads: a histogram of at most
 #: MAX_ITEMS items has fewer than √(2·MAX_ITEMS) distinct counts.
 MAX_PAIRS = math.isqrt(2 * MAX_ITEMS) + 1
+#: The most counts :meth:`AnonymizedHistogram.linear_estimate` scans for a Lipschitz constant.
+MAX_SCANNED_COUNTS = 10**7
 
 
 def sorted_l1(a: Mapping[int, int], b: Mapping[int, int]) -> int:
@@ -142,12 +144,18 @@ class AnonymizedHistogram:
         """f̂^dp = Σ_r f(r, N)·φ_r for a caller's coefficients f(r, n) (Suresh 2019, §3.2).
 
         *lipschitz* is f's L^N if the caller knows it; otherwise it is computed over every
-        r ≤ max(N, largest released count) + 1, which costs O(N) calls of f.
+        r ≤ max(N, largest released count) + 1, which costs O(N) calls of f and is refused
+        (:class:`BadParameter`) above :data:`MAX_SCANNED_COUNTS`.
         """
         n = self.total
         value = sum(f(r, n) * phi for r, phi in self.prevalences.items())
         if lipschitz is None:
             top = max(n, *self.prevalences, 0) + 1
+            if top > MAX_SCANNED_COUNTS:
+                raise BadParameter(
+                    f"computing f's Lipschitz constant would scan {top} counts (more than "
+                    f"{MAX_SCANNED_COUNTS}); pass lipschitz=… (f's L^N) instead"
+                )
             lipschitz = max(
                 abs(f(1, n)), max((abs(f(r, n) - f(r + 1, n)) for r in range(1, top)), default=0)
             )
