@@ -184,10 +184,14 @@ def plot(path: str, data: dict[str, Any]) -> None:
     colours = plt.rcParams["axes.prop_cycle"].by_key()["color"]
     for ax, (name, grid) in zip(axes, data["results"].items(), strict=True):
         for colour, eps in zip(colours, EPSILONS, strict=False):
+            shown = {  # a mean error of 0 (nothing wrong in any release) has no logarithm
+                key: np.where(np.array(errors) > 0, errors, np.nan)
+                for key, errors in grid[eps].items()
+            }
             ax.loglog(
-                sizes, grid[eps]["privhist"], "-o", color=colour, ms=3, label=f"privhist ε={eps:g}"
+                sizes, shown["privhist"], "-o", color=colour, ms=3, label=f"privhist ε={eps:g}"
             )
-            ax.loglog(sizes, grid[eps]["sorted-histogram"], "--", color=colour, alpha=0.7)
+            ax.loglog(sizes, shown["sorted-histogram"], "--", color=colour, alpha=0.7)
         ax.loglog(sizes, np.sqrt(sizes), ":", color="black", label="√n")
         ax.set_title(f"{name} (dashed: sorted-histogram)")
         ax.set_xlabel("items n")
