@@ -84,7 +84,9 @@ def test_outputs_hold_counts_and_estimators() -> None:
     assert release(total=0, prevalences={}).entropy().value == 0
     with pytest.raises(dpplug.BadParameter, match="pass lipschitz"):
         release(total=10**8).linear_estimate(lambda r, n: r / n)
-    assert release(total=10**8).linear_estimate(lambda r, n: r / n, lipschitz=1e-8).lipschitz == 1e-8
+    assert (
+        release(total=10**8).linear_estimate(lambda r, n: r / n, lipschitz=1e-8).lipschitz == 1e-8
+    )
 
 
 def test_outputs_refuse_improper_prevalences() -> None:
