@@ -16,10 +16,17 @@ the noisy vectors is the product over coordinates of the sampler's exact pmf rat
 later noise requests depend on earlier noisy values (PrivHist's blocks) cannot be enumerated
 this way and are left to the audit.
 
+Before that (:meth:`AnonymizedProbe.implementation_check`), the code is held to its program:
+releases of the chain's histograms must be the program's outputs for the same seeded draws, so
+a plugin cannot pass the exact check on a declared program and release something else.
+Generated cases (:mod:`~dpplug.conformance.generated`) are kept when e^ε is at least
+:data:`MIN_SMALL_EXP_EPSILON` and the mechanism takes every histogram the checks use.
+
 Accuracy follows the mechanism's ``accuracy_scope``: the released total against n, or the
 released counts rank by rank (per query for the first ranks, and all ranks at once). Hygiene
-releases small histograms in the three input forms (rows, mapping, prevalences), which must give
-the same release from the same seed.
+releases small histograms in every input form (rows sorted and shuffled, a mapping,
+prevalences), which must give the same release from the same seed, and checks that each call
+leaves the caller's data and the global generators as they were.
 """
 
 from __future__ import annotations
@@ -39,6 +46,7 @@ from dpplug.conformance.divergence import exact_text, max_likelihood_ratio
 from dpplug.conformance.probes.base import (
     BETAS,
     NOT_REPRODUCIBLE,
+    Call,
     Claim,
     DataSpace,
     PrivacyCheck,
@@ -48,10 +56,10 @@ from dpplug.conformance.probes.base import (
     strict_time_problems,
 )
 from dpplug.conformance.settings import Settings
-from dpplug.errors import NotSupported
+from dpplug.errors import BadData, NotSupported
 from dpplug.kinds import AccuracyScope, AnonymizedHistogramReleaser, Prevalences
 from dpplug.pmf import Pmf
-from dpplug.program import Noise
+from dpplug.program import Noise, run
 from dpplug.randomness import RandomSource, SeededSource
 
 #: Sorted counts of the probed histograms; consecutive entries are neighbours.
@@ -62,8 +70,16 @@ EXACT_ITEMS = 6
 ACCURACY_DATA = (6, 4, 4, 2, 1, 1)
 #: Per-query accuracy is tested on this many ranks.
 ACCURACY_RANKS = 3
+#: The most releases a sampled accuracy claim may take.
+MAX_RELEASE_TRIALS = 50_000
 #: Hygiene releases per dataset and input form.
 RELEASES = 16
+#: Small histograms the hygiene contract releases in every input form (sorted counts).
+HYGIENE_DATA: tuple[tuple[int, ...], ...] = ((), (1,), (3, 1, 1), (5, 2, 2, 1))
+#: Generated cases whose e^ε is below this draw too much noise for the checks' many releases.
+MIN_SMALL_EXP_EPSILON = mpq(5, 4)
+#: Seeds at which the implementation check compares a release with its program's output.
+IMPLEMENTATION_SEEDS = 4
 _CAPS = (15, 7)  # the total, and each of φ₁…φ₄, in the output code
 
 
@@ -136,7 +152,53 @@ class AnonymizedProbe(Probe):
         phi = [(shape // 8**i) % 8 for i in range(4)]
         return f"(total {total}, φ₁…φ₄ {phi}{', counts > 4' if high else ''})"
 
-    # Exact privacy of one-request programs.
+    # Exact privacy of one-request programs, and the code against its program.
+
+    def small(self, settings: Settings) -> bool:
+        """Cases with e^ε at least :data:`MIN_SMALL_EXP_EPSILON` (smaller ones draw too much
+        noise for the checks' many releases) that take every histogram the checks use (a sorted
+        histogram's public length must hold the :data:`EXACT_ITEMS` labels of the widest)."""
+        if self.guarantee.exp_epsilon < MIN_SMALL_EXP_EPSILON:
+            return False
+        widest = prevalences_of((1,) * EXACT_ITEMS).as_dict()
+        try:
+            self.releaser.release_prevalences(widest, SeededSource(settings.seed))
+        except BadData:
+            return False
+        return True
+
+    def implementation_check(self, settings: Settings) -> PrivacyCheck:
+        """The code against its declared ``program``, which the exact check reads: the release
+        of every histogram of :data:`CHAIN` must be the program's output run from the same
+        seeded source (:func:`dpplug.program.run`), at :data:`IMPLEMENTATION_SEEDS` seeds. The
+        noise is unbounded, so the law itself is not replayed; this compares the outputs the
+        code and its declaration give for the same draws. Nothing without a program."""
+        program = getattr(self.releaser, "program", None)
+        if not callable(program):
+            return PrivacyCheck((), "")
+        seeds = range(settings.seed, settings.seed + IMPLEMENTATION_SEEDS)
+        for counts in CHAIN:
+            prevalences = prevalences_of(counts)
+            for seed in seeds:
+                released = self.releaser.release_prevalences(
+                    prevalences.as_dict(), SeededSource(seed)
+                )
+                declared = run(partial(program, prevalences), SeededSource(seed))
+                if not isinstance(released, AnonymizedHistogram) or not isinstance(
+                    declared, AnonymizedHistogram
+                ):
+                    failure = f"release() or its program gave a {type(released).__name__}"
+                    return PrivacyCheck((failure,), "")
+                if _content(released) != _content(declared):
+                    failure = (
+                        f"release() of {_shown(counts)} from seed {seed} gave "
+                        f"{_content(released)}, its program {_content(declared)}"
+                    )
+                    return PrivacyCheck((failure,), "")
+        summary = (
+            f"release() is its program's output on {len(CHAIN)} histograms at {len(seeds)} seeds"
+        )
+        return PrivacyCheck((), summary)
 
     def exact_privacy(self, settings: Settings) -> PrivacyCheck:
         program = getattr(self.releaser, "program", None)
@@ -201,30 +263,36 @@ class AnonymizedProbe(Probe):
 
     # Accuracy.
 
-    def _errors(self, settings: Settings) -> dict[Any, npt.NDArray[np.int64]]:
+    def _errors(self, size: int, seed: int) -> dict[Any, npt.NDArray[np.int64]]:
         """Per rank (and ``None`` for the largest over ranks, or for the total), the absolute
-        errors of seeded releases of :data:`ACCURACY_DATA`; computed once per settings."""
-        cache: dict[Settings, dict[Any, npt.NDArray[np.int64]]]
-        cache = self.__dict__.setdefault("_error_tables", {})
-        if settings not in cache:
-            truth = list(ACCURACY_DATA)
-            data = prevalences_of(ACCURACY_DATA).as_dict()
-            source = SeededSource(settings.seed)
-            rows = []
-            for _ in range(self.sample_size(settings)):
-                release = self.releaser.release_prevalences(data, source)
-                if self.releaser.accuracy_scope is AccuracyScope.TOTAL:
-                    rows.append([abs(release.total - sum(truth))])
-                    continue
-                shown = release.sorted_counts()
-                size = max(len(shown), len(truth))
-                padded = [(shown + [0] * size)[:size], (truth + [0] * size)[:size]]
-                errors = [abs(x - y) for x, y in zip(*padded, strict=True)]
-                rows.append([*errors[:ACCURACY_RANKS], max(errors, default=0)])
-            table = np.array(rows, dtype=np.int64)
-            keys = [None] if table.shape[1] == 1 else [*range(ACCURACY_RANKS), None]
-            cache[settings] = {key: table[:, i] for i, key in enumerate(keys)}
-        return cache[settings]
+        errors of the first *size* seeded releases of :data:`ACCURACY_DATA`. Releases are made
+        once, continued from the same source when a claim wants more, and shared by every
+        claim."""
+        tables: dict[int, tuple[SeededSource, list[list[int]]]]
+        tables = self.__dict__.setdefault("_error_rows", {})
+        source, rows = tables.setdefault(seed, (SeededSource(seed), []))
+        data = prevalences_of(ACCURACY_DATA).as_dict()
+        while len(rows) < size:
+            rows.append(self._error_row(self.releaser.release_prevalences(data, source)))
+        table = np.array(rows[:size], dtype=np.int64)
+        keys = self._error_keys()
+        return {key: table[:, i] for i, key in enumerate(keys)}
+
+    def _error_keys(self) -> list[int | None]:
+        if self.releaser.accuracy_scope is AccuracyScope.TOTAL:
+            return [None]
+        return [*range(ACCURACY_RANKS), None]
+
+    def _error_row(self, release: AnonymizedHistogram) -> list[int]:
+        """The errors of one release, in the order of :meth:`_error_keys`."""
+        truth = list(ACCURACY_DATA)
+        if self.releaser.accuracy_scope is AccuracyScope.TOTAL:
+            return [abs(release.total - sum(truth))]
+        shown = release.sorted_counts()
+        size = max(len(shown), len(truth))
+        padded = [(shown + [0] * size)[:size], (truth + [0] * size)[:size]]
+        errors = [abs(x - y) for x, y in zip(*padded, strict=True)]
+        return [*errors[:ACCURACY_RANKS], max(errors, default=0)]
 
     def accuracy_claims(self, settings: Settings) -> list[Claim]:
         claims: list[Claim] = []
@@ -241,24 +309,20 @@ class AnonymizedProbe(Probe):
                 ]
                 checks.append((None, "the largest error over the ranks", accuracy.simultaneous.a))
             for key, what, a in checks:
-                misses = partial(self._misses, settings, key, a)
-                claims.append(
-                    SampledClaim(
-                        f"data {_shown(ACCURACY_DATA)}: {what} exceeds a={a}",
-                        beta,
-                        self.sample_size(settings),
-                        misses,
-                    )
-                )
+                misses = partial(self._misses, settings.seed, key, a)
+                what = f"data {_shown(ACCURACY_DATA)}: {what} exceeds a={a}"
+                size = self.sample_size(settings)
+                claims.append(SampledClaim(what, beta, size, misses, MAX_RELEASE_TRIALS))
         return claims
 
-    def _misses(self, settings: Settings, key: Any, a: int) -> int:
-        return int(np.count_nonzero(self._errors(settings)[key] > a))
+    def _misses(self, seed: int, key: Any, a: int, size: int) -> int:
+        return int(np.count_nonzero(self._errors(size, seed)[key] > a))
 
     def accuracy_plot(self, settings: Settings) -> dict[str, Any]:
         claims = {beta: self.releaser.accuracy(beta).simultaneous.a for beta in BETAS}
         case = f"{self.where}, data {_shown(ACCURACY_DATA)}"
-        return quantile_plot(case, self._errors(settings)[None], claims)
+        errors = self._errors(self.sample_size(settings), settings.seed)[None]
+        return quantile_plot(case, errors, claims)
 
     # Bad input and the property search.
 
@@ -330,43 +394,56 @@ class AnonymizedProbe(Probe):
 
     # Hygiene.
 
+    def _forms(self, counts: tuple[int, ...], seed: int) -> dict[str, tuple[Any, Any]]:
+        """The histogram *counts* in every input form: form → (call, data). Rows come sorted
+        by label and in a seeded shuffled order."""
+        rows = [f"x{i}" for i, c in enumerate(counts) for _ in range(c)]
+        rng = np.random.default_rng(seed)  # shuffles test inputs only
+        shuffled = [rows[i] for i in rng.permutation(len(rows))]
+        release, compact = self.releaser.release, self.releaser.release_prevalences
+        return {
+            "rows": (release, rows),
+            "shuffled rows": (release, shuffled),
+            "mapping": (release, {f"x{i}": c for i, c in enumerate(counts)}),
+            "prevalences": (compact, prevalences_of(counts).as_dict()),
+        }
+
+    def calls(self, seed: int) -> list[Call]:
+        return [
+            Call(f"release of {_shown(counts)} as {form}", partial(call, data), (data,))
+            for counts in HYGIENE_DATA
+            for form, (call, data) in self._forms(counts, seed).items()
+        ]
+
     def hygiene_problems(self, strict: bool, seed: int) -> list[str]:
-        """Releases of small histograms given as rows, as a mapping and as prevalences: each an
-        :class:`~dpplug.anonymized.AnonymizedHistogram` with positive integer prevalences in
-        increasing r, a non-negative integer total and the mechanism's guarantee; the three forms
-        give the same releases from the same seed; something is drawn, and the same seed gives
-        the same releases; a strict-time releaser draws as often on every dataset of n items."""
+        """Releases of small histograms given as rows (in two orders), as a mapping and as
+        prevalences: each an :class:`~dpplug.anonymized.AnonymizedHistogram` with positive
+        integer prevalences in increasing r, a non-negative integer total and the mechanism's
+        guarantee; every form gives the same releases from the same seed; something is drawn,
+        and the same seed gives the same releases; a strict-time releaser draws as often on
+        every dataset."""
         problems: list[str] = []
         draws: dict[str, int] = {}
-        for counts in ((), (1,), (3, 1, 1), (5, 2, 2, 1)):
-            rows = [f"x{i}" for i, c in enumerate(counts) for _ in range(c)]
-            mapping = {f"x{i}": c for i, c in enumerate(counts)}
-            forms = {
-                "rows": partial(self.releaser.release, rows),
-                "mapping": partial(self.releaser.release, mapping),
-                "prevalences": partial(
-                    self.releaser.release_prevalences, prevalences_of(counts).as_dict()
-                ),
-            }
+        for counts in HYGIENE_DATA:
             contents = {}
-            for form, call in forms.items():
+            for form, (call, data) in self._forms(counts, seed).items():
                 source = SeededSource(seed)
-                releases = [call(source) for _ in range(RELEASES)]
+                releases = [call(data, source) for _ in range(RELEASES)]
                 for release in releases:
                     problems += [f"data {_shown(counts)}: {p}" for p in self._problems(release)]
                 if problems:
                     return problems
                 if source.draws == 0:
                     problems.append(f"data {_shown(counts)}: drew nothing from the RandomSource")
-                contents[form] = [r.to_dict() for r in releases]
+                contents[form] = [_content(r) for r in releases]
                 again = SeededSource(seed)
-                if contents[form] != [call(again).to_dict() for _ in range(RELEASES)]:
+                if contents[form] != [_content(call(data, again)) for _ in range(RELEASES)]:
                     problems.append(f"data {_shown(counts)} as {form}: {NOT_REPRODUCIBLE}")
                 draws[f"{_shown(counts)} {form}"] = source.draws
             if len({repr(c) for c in contents.values()}) > 1:
                 problems.append(
-                    f"data {_shown(counts)}: rows, mapping and prevalences give different releases "
-                    "from the same seed"
+                    f"data {_shown(counts)}: its input forms ({', '.join(contents)}) give "
+                    "different releases from the same seed"
                 )
         return problems + strict_time_problems(strict, draws)
 
@@ -383,6 +460,11 @@ class AnonymizedProbe(Probe):
         if release.guarantee != self.guarantee:
             return ["the release carries a guarantee other than the mechanism's"]
         return []
+
+
+def _content(release: AnonymizedHistogram) -> tuple[int, tuple[tuple[int, int], ...]]:
+    """What a release says: its total and its (r, φ_r) pairs."""
+    return release.total, tuple(release.prevalences.items())
 
 
 def code(release: AnonymizedHistogram) -> int:

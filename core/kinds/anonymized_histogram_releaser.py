@@ -29,7 +29,7 @@ from typing import Any, ClassVar
 from dpplug.anonymized import MAX_ITEMS, AnonymizedHistogram
 from dpplug.data import integer_scalar
 from dpplug.errors import BadData
-from dpplug.guarantee import Accuracy, Relation
+from dpplug.guarantee import Accuracy, LossBound, Relation
 from dpplug.hookspecs import Register, hookspec
 from dpplug.kind import CentralPlan, DataForm, Kind, LabelDistance, PipelineRole
 from dpplug.mechanism import Mechanism
@@ -211,7 +211,7 @@ class AnonymizedHistogramReleaserKind(Kind):
             problems.append("the guarantee must be for sorted-ℓ₁ distance 1 (sensitivity 1)")
         return problems
 
-    def privacy_bound(self, mechanism: Mechanism, distance: Any) -> tuple[Any, Any]:
+    def privacy_bound(self, mechanism: Mechanism, distance: Any) -> LossBound:
         """Label counts at l01inf distance (l₀, l₁, l∞) differ by at most k = min(l₁, l₀·l∞) in
         ℓ₁ over the labels. Their anonymized histograms are at sorted-ℓ₁ distance at most k:
         the sorted-ℓ₁ distance is the smallest ℓ₁ distance over all labellings (Suresh 2019,

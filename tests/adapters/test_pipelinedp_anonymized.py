@@ -17,7 +17,6 @@ from __future__ import annotations
 import glob
 import json
 import operator
-import sys
 from collections.abc import Iterator
 from fractions import Fraction
 from pathlib import Path
@@ -34,6 +33,7 @@ from pipeline_dp.aggregate_params import MechanismType  # noqa: E402
 
 import dpplug  # noqa: E402
 from dpplug.adapters.pipelinedp import DPEngine, central_release  # noqa: E402
+from dpplug.adapters.spark import local_context  # noqa: E402
 
 #: Units per label: "a" 40, "b" and "c" 7, "d" 2; unit 999 has 30 rows of "z" (one row kept).
 UNITS = {"a": 40, "b": 7, "c": 7, "d": 2}
@@ -118,16 +118,7 @@ def test_on_beam(mode: str, tmp_path: Path) -> None:
 
 @pytest.fixture(scope="module")
 def spark_context() -> Iterator[Any]:
-    conf = (
-        pyspark.SparkConf()
-        .setMaster("local[2]")
-        .setAppName("dpplug-anonymized-tests")
-        .set("spark.ui.enabled", "false")
-        .set("spark.ui.showConsoleProgress", "false")
-        .set("spark.pyspark.python", sys.executable)
-        .set("spark.pyspark.driver.python", sys.executable)
-    )
-    context = pyspark.SparkContext(conf=conf)
+    context = local_context("dpplug-anonymized-tests")
     context.setLogLevel("ERROR")
     yield context
     context.stop()

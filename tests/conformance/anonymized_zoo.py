@@ -9,9 +9,11 @@ from typing import Any
 import numpy as np
 
 import dpplug
+from dpplug.anonymized import AnonymizedHistogram
 from dpplug.guarantee import Accuracy, ErrorBound, Guarantee, Neighbouring, Relation
 from dpplug.kinds import Prevalences
 from dpplug.plugins.anonymized import PrivHist, SortedHistogram
+from dpplug.randomness import RandomSource
 
 
 class UnpaddedSortedHistogram(SortedHistogram):
@@ -82,14 +84,38 @@ class UncheckedPrevalences(PrivHist):
         return Prevalences(tuple(sorted(prevalences.items())))
 
 
-#: Each broken releaser and the contract that must catch it.
-ZOO = {
-    UnpaddedSortedHistogram: "exact-privacy",
-    OverclaimingSortedHistogram: "exact-privacy",
-    NoUnionBoundSortedHistogram: "accuracy",
-    GlobalRandomSortedHistogram: "hygiene",
-    ExactTotalPrivHist: "audit",
-    UncheckedPrevalences: "bad-input",
+class ReleasesBesideItsProgram(PrivHist):
+    """Declares PrivHist's program but releases the true total: the exact check reads the
+    program, so only holding the code to it finds the leak."""
+
+    name = "zoo-releases-beside-its-program"
+
+    def _release(self, prevalences: Prevalences, source: RandomSource) -> AnonymizedHistogram:
+        release = super()._release(prevalences, source)
+        return self.histogram(release.prevalences, prevalences.items)
+
+
+class SortsCallersRows(SortedHistogram):
+    """Sorts the caller's rows in place before counting them."""
+
+    name = "zoo-sorts-callers-rows"
+
+    def prevalences(self, data: object) -> Prevalences:
+        if isinstance(data, list):
+            data.sort()
+        return super().prevalences(data)
+
+
+#: Each broken releaser, the contract that must catch it, and words its diagnosis must contain.
+ZOO: dict[type[dpplug.Mechanism], tuple[str, str]] = {
+    UnpaddedSortedHistogram: ("exact-privacy", "likelihood ratio ∞"),
+    OverclaimingSortedHistogram: ("exact-privacy", "exceeds e^ε"),
+    NoUnionBoundSortedHistogram: ("accuracy", "the largest error over the ranks exceeds"),
+    GlobalRandomSortedHistogram: ("hygiene", "randomness comes from somewhere other than"),
+    ExactTotalPrivHist: ("audit", "more than the declared ε"),
+    UncheckedPrevalences: ("bad-input", "not a dpplug error"),
+    ReleasesBesideItsProgram: ("exact-privacy", "it does not do what it declares: release()"),
+    SortsCallersRows: ("hygiene", "changed the caller's data"),
 }
 
 

@@ -64,9 +64,12 @@ def test_every_zoo_releaser_registers() -> None:
 
 
 @pytest.mark.parametrize(
-    ("broken", "contract"), list(anonymized_zoo.ZOO.items()), ids=lambda v: getattr(v, "name", v)
+    ("broken", "contract", "diagnosis"),
+    [(cls, contract, diagnosis) for cls, (contract, diagnosis) in anonymized_zoo.ZOO.items()],
+    ids=[cls.name for cls in anonymized_zoo.ZOO],
 )
-def test_broken_releaser_fails_its_contract(broken: Any, contract: str) -> None:
+def test_broken_releaser_fails_its_contract(broken: Any, contract: str, diagnosis: str) -> None:
     assert contract in CONTRACTS
     result = run_contract(ZOO.get(broken.name), contract, FAST)
     assert result.outcome is Outcome.FAILED, result.detail
+    assert diagnosis in result.detail
