@@ -56,7 +56,7 @@ from dpplug.conformance.probes.base import (
     strict_time_problems,
 )
 from dpplug.conformance.settings import Settings
-from dpplug.errors import BadData, NotSupported
+from dpplug.errors import DpplugError, NotSupported
 from dpplug.kinds import AccuracyScope, AnonymizedHistogramReleaser, Prevalences
 from dpplug.pmf import Pmf
 from dpplug.program import Noise, run
@@ -163,7 +163,7 @@ class AnonymizedProbe(Probe):
         widest = prevalences_of((1,) * EXACT_ITEMS).as_dict()
         try:
             self.releaser.release_prevalences(widest, SeededSource(settings.seed))
-        except BadData:
+        except DpplugError:  # refuses the widest histogram (a length too small)
             return False
         return True
 

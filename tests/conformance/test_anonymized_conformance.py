@@ -6,6 +6,7 @@ blocks), its codes, and broken releasers each caught by the contract that names 
 from __future__ import annotations
 
 import itertools
+from fractions import Fraction
 from typing import Any
 
 import anonymized_zoo
@@ -45,6 +46,28 @@ def test_privhist_is_left_to_the_audit_with_a_reason() -> None:
     probe = AnonymizedProbe(dpplug.create("privhist", epsilon=1), {})
     with pytest.raises(NotSupported, match="second noise request"):
         probe.exact_privacy(FAST)
+
+
+@pytest.mark.parametrize(
+    ("params", "small"),
+    [
+        ({"epsilon": 1, "length": 6}, True),
+        ({"epsilon": 1, "length": 5}, False),  # refuses the 6 labels of the widest histogram
+        ({"epsilon": Fraction(1, 20), "length": 6}, False),  # e^ε below 5/4
+    ],
+)
+def test_generated_cases_are_kept_when_cheap_and_taking_the_checks_histograms(
+    params: dict[str, Any], small: bool
+) -> None:
+    probe = AnonymizedProbe(dpplug.create("sorted-histogram", **params), params)
+    assert probe.small(FAST) is small
+
+
+def test_the_implementation_check_holds_the_release_to_its_program() -> None:
+    probe = AnonymizedProbe(dpplug.create("sorted-histogram", epsilon=1, length=6), {})
+    check = probe.implementation_check(FAST)
+    assert check.failures == ()
+    assert "release() is its program's output on 8 histograms" in check.summary
 
 
 def test_codes_separate_totals_and_small_shapes() -> None:
