@@ -36,11 +36,13 @@ _EXPORTS = {
         ("COUNT_SENSITIVITY_1", "Accuracy", "ErrorBound", "Guarantee", "Neighbouring", "Relation"),
         "dpplug.guarantee",
     ),
+    **dict.fromkeys(("AnonymizedHistogram", "Estimate", "sorted_l1"), "dpplug.anonymized"),
     "hookimpl": "dpplug.hookspecs",
     "Kind": "dpplug.kind",
     **dict.fromkeys(
         (
             "KINDS",
+            "AnonymizedHistogramReleaser",
             "CountingQuerySampler",
             "HistogramReleaser",
             "PartitionSelector",
@@ -72,6 +74,7 @@ def __dir__() -> list[str]:
 
 
 if TYPE_CHECKING:
+    from dpplug.anonymized import AnonymizedHistogram, Estimate, sorted_l1
     from dpplug.errors import (
         AccuracyWarning,
         BadData,
@@ -94,6 +97,7 @@ if TYPE_CHECKING:
     from dpplug.kind import Kind
     from dpplug.kinds import (
         KINDS,
+        AnonymizedHistogramReleaser,
         CountingQuerySampler,
         HistogramReleaser,
         PartitionSelector,

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from dpplug.conformance.generated import MAX_GENERATED, generated_cases
+from dpplug.conformance.probes.anonymized_histogram_releaser import AnonymizedProbe
 from dpplug.conformance.probes.base import Probe, instances
 from dpplug.conformance.probes.histogram_releaser import ReleaserProbe
 from dpplug.conformance.probes.partition_selector import SelectorProbe
@@ -22,6 +23,7 @@ PROBES: dict[str, type[Probe]] = {
     "sampler": SamplerProbe,
     "partition-selector": SelectorProbe,
     "histogram-releaser": ReleaserProbe,
+    "anonymized-histogram-releaser": AnonymizedProbe,
 }
 
 

@@ -6,6 +6,12 @@ how to add one.
 """
 
 from dpplug.kind import Kind
+from dpplug.kinds.anonymized_histogram_releaser import (
+    ANONYMIZED_HISTOGRAM_RELEASER,
+    AccuracyScope,
+    AnonymizedHistogramReleaser,
+    Prevalences,
+)
 from dpplug.kinds.histogram_releaser import (
     HISTOGRAM_RELEASER,
     HistogramReleaser,
@@ -14,18 +20,27 @@ from dpplug.kinds.histogram_releaser import (
 from dpplug.kinds.partition_selector import PARTITION_SELECTOR, PartitionSelector, Selection
 from dpplug.kinds.sampler import SAMPLER, UNBOUNDED_COUNT, CountingQuerySampler
 
-KINDS: tuple[Kind, ...] = (SAMPLER, PARTITION_SELECTOR, HISTOGRAM_RELEASER)
+KINDS: tuple[Kind, ...] = (
+    SAMPLER,
+    PARTITION_SELECTOR,
+    HISTOGRAM_RELEASER,
+    ANONYMIZED_HISTOGRAM_RELEASER,
+)
 
 __all__ = [
+    "ANONYMIZED_HISTOGRAM_RELEASER",
     "HISTOGRAM_RELEASER",
     "KINDS",
     "PARTITION_SELECTOR",
     "SAMPLER",
     "UNBOUNDED_COUNT",
+    "AccuracyScope",
+    "AnonymizedHistogramReleaser",
     "CountingQuerySampler",
     "HistogramReleaser",
     "Kind",
     "PartitionSelector",
+    "Prevalences",
     "Selection",
     "TrueCounts",
 ]

@@ -253,18 +253,24 @@ class HistogramReleaserKind(Kind):
 
     def central_plan(self) -> CentralPlan:
         """The nonempty bins gathered as (label, count) pairs and released once."""
-        return CentralPlan(per_bin=_bin_pair, combine=_concatenate, empty=(), finish=_release)
+        return CentralPlan(per_bin=_bin_pair, combine=_extend, empty=[], finish=_release)
 
 
-def _bin_pair(_public: None, label: Any, count: int) -> tuple[tuple[Any, int], ...]:
-    return ((label, count),)
+def _bin_pair(_public: None, label: Any, count: int) -> list[tuple[Any, int]]:
+    return [(label, count)]
 
 
-def _concatenate(a: tuple[Any, ...], b: tuple[Any, ...]) -> tuple[Any, ...]:
-    return a + b
+def _extend(a: list[tuple[Any, int]], b: list[tuple[Any, int]]) -> list[tuple[Any, int]]:
+    """Extends the longer list with the shorter, in place: the engine owns both (each per-bin
+    list is fresh), and concatenating into a new sequence would make the fold quadratic in the
+    number of bins."""
+    if len(a) < len(b):
+        a, b = b, a
+    a.extend(b)
+    return a
 
 
-def _release(mechanism: Mechanism, _public: None, pairs: tuple[tuple[Any, int], ...]) -> Any:
+def _release(mechanism: Mechanism, _public: None, pairs: list[tuple[Any, int]]) -> Any:
     return _releaser(mechanism).release(dict(pairs))
 
 

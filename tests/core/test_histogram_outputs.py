@@ -67,6 +67,22 @@ def test_dense_histogram_counts_every_label_in_order() -> None:
         hist.count(2)
 
 
+def test_the_central_plan_extends_bins_in_place() -> None:
+    """The fold reuses the longer list, so gathering B bins costs O(B), not O(B²)."""
+    plan = dpplug.kinds.HISTOGRAM_RELEASER.central_plan()
+    bins = [plan.per_bin(None, label, count) for label, count in {1: 2, 4: 1, 7: 3}.items()]
+    folded = bins[0]
+    for one in bins[1:]:
+        combined = plan.combine(folded, one)
+        assert combined is folded or combined is one
+        folded = combined
+    assert sorted(folded) == [(1, 2), (4, 1), (7, 3)]
+    releaser = dpplug.create("compact-histogram", universe="range:0:9", n=6, epsilon=1)
+    released = plan.finish(releaser, None, folded)
+    assert isinstance(released, CompactHistogram)
+    assert isinstance(plan.finish(releaser, None, plan.empty), CompactHistogram)
+
+
 # --- compact: serialisation --------------------------------------------------------------------
 
 

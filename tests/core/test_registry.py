@@ -34,6 +34,7 @@ BUILTIN_RELEASERS = {
     "pure-sparse-histogram",
     "stability-histogram",
 }
+BUILTIN_ANONYMIZED = {"privhist", "sorted-histogram"}
 
 
 def _plugin(name: str, **hooks: object) -> types.ModuleType:
@@ -58,7 +59,10 @@ def test_builtins_are_registered_through_the_hooks_with_their_source() -> None:
     assert {e.name for e in selectors} == BUILTIN_SELECTORS
     releasers = registry.entries(dpplug.kinds.HISTOGRAM_RELEASER)
     assert {e.name for e in releasers} == BUILTIN_RELEASERS
-    assert len(registry) == len(BUILTIN_SAMPLERS | BUILTIN_SELECTORS | BUILTIN_RELEASERS)
+    anonymized = registry.entries(dpplug.kinds.ANONYMIZED_HISTOGRAM_RELEASER)
+    assert {e.name for e in anonymized} == BUILTIN_ANONYMIZED
+    builtins = BUILTIN_SAMPLERS | BUILTIN_SELECTORS | BUILTIN_RELEASERS | BUILTIN_ANONYMIZED
+    assert len(registry) == len(builtins)
     assert registry.broken == []
     for entry in registry:
         assert entry.source.distribution == "dpplug"
@@ -253,7 +257,7 @@ def test_a_built_in_family_that_cannot_import_is_quarantined_alone() -> None:
     )
     assert result.returncode == 0, result.stderr
     out = json.loads(result.stdout)
-    assert set(out["names"]) == BUILTIN_SAMPLERS | BUILTIN_RELEASERS
+    assert set(out["names"]) == BUILTIN_SAMPLERS | BUILTIN_RELEASERS | BUILTIN_ANONYMIZED
     ((family, error),) = out["broken"]
     assert family == "dpplug.plugins.partition"
     assert "scipy.stats" in error
