@@ -19,7 +19,7 @@ enters a pipeline is its kind's :class:`~dpplug.kind.PipelineRole`, never the ki
   by ℓ₁ (ℓ₀·ℓ∞, or ``max_contributions``) uses the sampler at ε/ℓ₁ per count (group privacy and
   composition of pure DP). Bounded samplers (counts in [0, n]) get the true count clamped to
   [0, n] first, which keeps sensitivity 1. Output stays PipelineDP's ``MetricsTuple``, with
-  ``count_noise_stddev`` computed from the sampler's exact law.
+  ``count_noise_stddev`` computed from the sampler's exact law or its closed form.
 - **Central release** (:meth:`DPEngine.release` with a :func:`central_release` spec; histogram
   releasers and every other kind released from label counts): the engine keeps one row per
   privacy unit and counts rows per label, then folds the nonempty bins with the kind's
@@ -39,7 +39,6 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from fractions import Fraction
@@ -47,7 +46,6 @@ from typing import Any, cast
 
 import numpy as np
 import pipeline_dp
-from gmpy2 import mpq
 from pipeline_dp import combiners, dp_computations
 from pipeline_dp.aggregate_params import MechanismType, Metrics
 
@@ -262,8 +260,9 @@ class _Keep:
 
 @functools.cache
 def _source() -> SystemSource:
-    """One OS-CSPRNG source per process, reading 32 KiB at a time (partitions draw one by one)."""
-    return SystemSource(prefetch=1 << 15)
+    """One default source per process: its keystream is made 64 KiB at a time, so partitions
+    drawn one by one cost no system call each (a forked worker reseeds it)."""
+    return SystemSource()
 
 
 class PluginNoise(dp_computations.AdditiveMechanism):
@@ -324,24 +323,11 @@ class PluginNoise(dp_computations.AdditiveMechanism):
 
 @functools.cache
 def _std(spec: PluginSpec, epsilon: Fraction) -> float:
-    """The exact standard deviation of the sampler's output around a central count, computed
-    once per process; geometric tails beyond a ``Pmf`` window are summed in closed form."""
+    """The standard deviation of the sampler's output around a central count, computed once per
+    process (:meth:`~dpplug.kinds.CountingQuerySampler.noise_std`: closed forms for the built-in
+    samplers, so a bound n of 2^40 costs no more than a small one)."""
     sampler = cast(CountingQuerySampler, spec.build(epsilon=epsilon))
-    centre = 0 if sampler.n is None else sampler.n // 2
-    law = sampler.pmf(centre)
-    mass, first, second = mpq(0), mpq(0), mpq(0)
-    for z, p in law.items():
-        mass, first, second = mass + p, first + p * (z - centre), second + p * (z - centre) ** 2
-    if law.tail_ratio is not None:
-        r = law.tail_ratio
-        s0, s1, s2 = r / (1 - r), r / (1 - r) ** 2, r * (1 + r) / (1 - r) ** 3  # Σ_{j≥1} j^k r^j
-        for edge, sign in ((law.high, 1), (law.low, -1)):  # outputs edge ± j, j ≥ 1
-            p, a = law[edge], edge - centre
-            mass += p * s0
-            first += p * (a * s0 + sign * s1)
-            second += p * (a * a * s0 + 2 * sign * a * s1 + s2)
-    assert mass == 1, f"{spec.name}: its law does not sum to 1"
-    return math.sqrt(second - first * first)
+    return sampler.noise_std(0 if sampler.n is None else sampler.n // 2)
 
 
 class _PluginCountMixin:

@@ -8,14 +8,15 @@ mechanism uses it. ε = 1 and δ = 1e-5 for one partition per unit (ℓ₀ = 1) 
 1. **Throughput** (nanoseconds per partition, best of ``--repeats`` runs, ``time.perf_counter``;
    OpenDP, about 17 µs per partition, runs ``--opendp-repeats`` times):
 
-   - dpplug's vectorised ``select`` on the numpy array of counts, drawing from
-     ``dpplug.SystemSource()`` (the OS CSPRNG, the default), for ``optimal-partition-selection``,
+   - dpplug's vectorised ``select`` on the numpy array of counts, drawing from the default source
+     (``dpplug.SystemSource``: a ChaCha20 keystream keyed from the OS), for
+     ``optimal-partition-selection``,
      ``laplace-thresholding`` and ``gaussian-thresholding`` (exact keep decisions, one 63-bit draw
      per partition) and ``truncated-geometric-thresholding`` (exact big-integer k-TSGD noise per
      partition, releases noisy counts; timed on the first ``--tg-partitions`` partitions if that
      is set, otherwise on all of them). One extra row draws the optimal selector's bits from
-     ``dpplug.SeededSource`` (numpy PCG64, *not for real releases*) and one times ``os.urandom``
-     alone, to show what the OS CSPRNG costs;
+     ``dpplug.SeededSource`` (numpy PCG64, *not for real releases*), and two time the random
+     bytes alone: ``os.urandom`` (what the default source read before) and the default source;
    - python-dp 1.1.5's strategies as PipelineDP 0.3.1 uses them: ``should_keep(n)`` in a Python
      loop over the counts as a list of ints, for
      ``create_truncated_geometric_partition_strategy`` (the optimal π) and
@@ -27,18 +28,23 @@ mechanism uses it. ε = 1 and δ = 1e-5 for one partition per unit (ℓ₀ = 1) 
      {partition key (str) → count}. Building the dict is timed separately, not in its row.
 
    Ratios are python-dp loop / dpplug (optimal against optimal, Laplace against Laplace) and
-   OpenDP / dpplug, against the targets of ≥ 20× and ≥ 100×.
+   OpenDP / dpplug, against the targets of ≥ 30× and ≥ 100×.
 
 2. **Midpoints**: the smallest unit count n with keep probability π(n) ≥ 1/2 (exact rationals) for
    optimal, Laplace and Gaussian selection, ε ∈ {0.1, 0.5, 1, 2}, δ ∈ {1e-5, 1e-10}, ℓ₀ = 1.
 
-3. **Plot**: π(n) of the three keep-only selectors at ε = 1, δ = 1e-5, linear and log scale,
+3. **ℓ₀ crossover** (Desfontaines et al. §5, Fig. 4): midpoints against ℓ₀ at ε = 1, δ = 1e-5 for
+   the optimal selector, which splits (ε, δ) over the ℓ₀ partitions, and Gaussian thresholding,
+   calibrated jointly for ℓ₂ sensitivity √ℓ₀ (Gopi et al.), with the first ℓ₀ from which the
+   Gaussian keeps half the partitions sooner.
+
+4. **Plot**: π(n) of the three keep-only selectors at ε = 1, δ = 1e-5, linear and log scale,
    saved with matplotlib's Agg backend to ``--plot``.
 
 Run from the repository root (about a minute on 2 cores; OpenDP dominates)::
 
     python benchmarks/partition_selection.py [--partitions N] [--repeats R] [--plot PATH]
-        [--opendp-repeats R] [--tg-partitions N] [--seed S]
+        [--opendp-repeats R] [--tg-partitions N] [--seed S] [--headlines FILE]
 """
 
 from __future__ import annotations
@@ -55,10 +61,8 @@ from typing import Any
 
 import numpy as np
 import numpy.typing as npt
-import opendp.prelude as dp
-from pydp.algorithms import partition_selection as pydp_ps
 from rich.table import Table
-from timing import console, timed
+from timing import add_headlines_option, console, headline, timed, write_headlines
 
 import dpplug
 
@@ -71,7 +75,8 @@ MAX_UNITS = 10**9
 KEEP_ONLY = ("optimal-partition-selection", "laplace-thresholding", "gaussian-thresholding")
 MIDPOINT_EPSILONS = (Fraction(1, 10), Fraction(1, 2), Fraction(1), Fraction(2))
 MIDPOINT_DELTAS = (Fraction(1, 10**5), Fraction(1, 10**10))
-TARGET_PYDP = 20.0
+L0S = (1, 2, 3, 4, 5, 6, 8, 10, 16, 32, 64)
+TARGET_PYDP = 30.0
 TARGET_OPENDP = 100.0
 
 
@@ -113,6 +118,8 @@ def keep_loop(strategy: Any, counts: list[int]) -> list[bool]:
 def opendp_measurement(epsilon: float, delta: float) -> tuple[Any, int, tuple[float, float]]:
     """make_laplace_threshold with scale 1/ε and the smallest integer threshold (from B5's τ up)
     whose privacy map at d_in = (1, 1, 1) gives δ ≤ *delta*; returns it, the threshold, the map."""
+    import opendp.prelude as dp
+
     domain = dp.map_domain(dp.atom_domain(T=str), dp.atom_domain(T="i64"))
     metric = dp.l01inf_distance(dp.absolute_distance(T="i64"))
     threshold = math.floor(1 + math.log(1 / (2 * delta)) / epsilon)
@@ -131,6 +138,8 @@ def throughput(
     counts: Counts, repeats: int, opendp_repeats: int, tg_partitions: int | None
 ) -> None:
     """Section 1: ns per partition for dpplug, python-dp's loop and OpenDP."""
+    from pydp.algorithms import partition_selection as pydp_ps
+
     size = counts.size
     system = dpplug.SystemSource()
     rows: dict[str, Row] = {}
@@ -140,7 +149,7 @@ def throughput(
         run = timed(partial(sel.select, counts, system), repeats)
         rows[name] = Row(
             f"dpplug {name}",
-            f"exact, {describe(sel.guarantee)}, SystemSource",
+            f"exact, {describe(sel.guarantee)}, default source",
             size,
             run.best,
             kept_fraction(run.result.keep),
@@ -159,9 +168,17 @@ def throughput(
     urandom = timed(lambda: os.urandom(8 * size), repeats)
     rows["urandom"] = Row(
         "os.urandom(8 bytes × partitions)",
-        "the OS CSPRNG bytes SystemSource draws",
+        "the OS CSPRNG alone (the previous default)",
         size,
         urandom.best,
+        math.nan,
+    )
+    keystream = timed(lambda: system.random_bytes(8 * size), repeats)
+    rows["keystream"] = Row(
+        "default source (8 bytes × partitions)",
+        "its ChaCha20 keystream alone",
+        size,
+        keystream.best,
         math.nan,
     )
 
@@ -261,10 +278,21 @@ def throughput(
             verdict = f"  (target ≥ {target:g}×: {'met' if ratio >= target else 'NOT met'})"
         console.print(f"{label}: {ratio:,.1f}×{verdict}")
     console.print(
-        f"SystemSource bytes alone: {rows['urandom'].ns:.1f} of dpplug optimal's "
-        f"{base.ns:.1f} ns / partition; with SeededSource the optimal selector takes "
-        f"{rows['seeded'].ns:.1f} ns ({rows['pydp-optimal'].ns / rows['seeded'].ns:,.1f}× "
-        "faster than python-dp's loop)."
+        f"Random bytes alone: {rows['keystream'].ns:.1f} ns / partition from the default source "
+        f"({rows['urandom'].ns:.1f} from os.urandom) of dpplug optimal's {base.ns:.1f}; with "
+        f"SeededSource the optimal selector takes {rows['seeded'].ns:.1f} ns "
+        f"({rows['pydp-optimal'].ns / rows['seeded'].ns:,.1f}× faster than python-dp's loop)."
+    )
+    bench = "partition_selection"
+    headline(bench, "python-dp optimal loop / dpplug optimal", ratios[0][1], TARGET_PYDP)
+    headline(
+        bench, "… with SeededSource (not for releases)", rows["pydp-optimal"].ns / rows["seeded"].ns
+    )
+    headline(bench, "OpenDP make_laplace_threshold / dpplug Laplace", ratios[2][1], TARGET_OPENDP)
+    headline(
+        bench,
+        "OpenDP / dpplug truncated-geometric (noisy counts)",
+        rows["opendp"].ns / rows["truncated-geometric-thresholding"].ns,
     )
 
 
@@ -287,8 +315,37 @@ def midpoints() -> None:
     console.print(table)
 
 
+def crossover() -> None:
+    """Section 3: midpoints against ℓ₀ for the split optimal selector and the joint Gaussian."""
+    names = ("optimal-partition-selection", "gaussian-thresholding")
+    table = Table(
+        title=f"3. ℓ₀ crossover: midpoints at ε = {float(EPSILON):g}, δ = {float(DELTA):g}"
+    )
+    table.add_column("ℓ₀", justify="right")
+    table.add_column("optimal (ε/ℓ₀, δ_c per partition)", justify="right")
+    table.add_column("gaussian (ℓ₂ sensitivity √ℓ₀)", justify="right")
+    first = None
+    for l0 in L0S:
+        values = [
+            midpoint(
+                dpplug.create(name, epsilon=EPSILON, delta=DELTA, max_partitions_contributed=l0)
+            )
+            for name in names
+        ]
+        if first is None and values[1] < values[0]:
+            first = l0
+        table.add_row(str(l0), *map(str, values))
+    console.print(table)
+    console.print(
+        f"Gaussian thresholding keeps half the partitions with fewer units than the optimal "
+        f"selector from ℓ₀ = {first} on (Desfontaines et al. §5: from ℓ₀ ≈ 4)."
+    )
+    label = "ℓ₀ from which Gaussian beats split optimal"
+    headline("partition_selection", label, first or 0, unit="")
+
+
 def plot_curves(path: str) -> None:
-    """Section 3: π(n) of the keep-only selectors at ε = 1, δ = 1e-5."""
+    """Section 4: π(n) of the keep-only selectors at ε = 1, δ = 1e-5."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -317,7 +374,7 @@ def plot_curves(path: str) -> None:
     fig.tight_layout()
     fig.savefig(path, dpi=120)
     plt.close(fig)
-    console.print(f"3. Keep-probability curves saved to {path}")
+    console.print(f"4. Keep-probability curves saved to {path}")
 
 
 def zipf_counts(size: int, seed: int) -> Counts:
@@ -356,11 +413,14 @@ def main() -> None:
     parser.add_argument(
         "--plot", default="partition_keep_curves.png", help="where to save the curves (PNG)"
     )
+    add_headlines_option(parser)
     args = parser.parse_args()
     if args.partitions < 1 or args.repeats < 1 or args.opendp_repeats < 1:
         parser.error("--partitions, --repeats and --opendp-repeats must be positive")
     if args.tg_partitions is not None and args.tg_partitions < 1:
         parser.error("--tg-partitions must be positive")
+
+    import opendp.prelude as dp
 
     dp.enable_features("contrib")
     console.print(
@@ -374,7 +434,10 @@ def main() -> None:
     console.print()
     midpoints()
     console.print()
+    crossover()
+    console.print()
     plot_curves(args.plot)
+    write_headlines(args.headlines)
 
 
 if __name__ == "__main__":

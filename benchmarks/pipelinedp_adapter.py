@@ -14,7 +14,7 @@ are the partition keys and ``select_partitions`` runs with ``contribution_bounds
    - PipelineDP's ``pipeline_dp.DPEngine`` with its default ``TRUNCATED_GEOMETRIC`` strategy
      (python-dp's optimal selector, created per partition, floating point);
    - dpplug's ``DPEngine`` with ``partition_selection("optimal-partition-selection")`` (exact keep
-     decisions on the 2^-63 grid, one 63-bit OS-CSPRNG draw per partition);
+     decisions on the 2^-63 grid, one 63-bit draw per partition from the default source);
    - the floor: the same pipeline keeping every partition without drawing anything, i.e.
      PipelineDP's shared stages (extract keys, build and merge accumulators, group by key). No
      selector can make the end-to-end time go below it, so native / floor is the largest
@@ -30,7 +30,7 @@ are the partition keys and ``select_partitions`` runs with ``contribution_bounds
 Run from the repository root (about 1.5 minutes with the defaults)::
 
     python benchmarks/pipelinedp_adapter.py [--partitions N] [--zipf-a A] [--max-units M]
-        [--repeats R] [--generic-partitions N] [--seed S]
+        [--repeats R] [--generic-partitions N] [--seed S] [--headlines FILE]
 """
 
 from __future__ import annotations
@@ -44,29 +44,14 @@ from typing import Any
 
 import numpy as np
 import numpy.typing as npt
-import pipeline_dp
-from pipeline_dp.aggregate_params import MechanismType
 from rich.table import Table
-from timing import console, timed
+from timing import add_headlines_option, console, headline, timed, write_headlines
 
 import dpplug
-from dpplug.adapters import pipelinedp as adapter
 
 EPSILON, DELTA = 1.0, 1e-5
 TARGET = 1.5
 Row = tuple[int, tuple[int, tuple[()]]]
-
-
-class RecordingBackend(pipeline_dp.LocalBackend):  # type: ignore[misc]
-    """``pipeline_dp.LocalBackend`` that also keeps the functions given to ``filter``."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.filters: list[Callable[[Any], bool]] = []
-
-    def filter(self, col: Any, fn: Callable[[Any], bool], stage_name: str | None = None) -> Any:
-        self.filters.append(fn)
-        return super().filter(col, fn, stage_name)
 
 
 def _partition(row: int) -> int:
@@ -78,14 +63,6 @@ def _keep_all(row: Any) -> bool:
     return True
 
 
-class FloorEngine(pipeline_dp.DPEngine):  # type: ignore[misc]
-    """PipelineDP's select_partitions with a selection stage that keeps everything, for free."""
-
-    def _select_private_partitions_internal(self, col: Any, *args: Any, **kwargs: Any) -> Any:
-        self._budget_accountant.request_budget(MechanismType.GENERIC, name="keep everything")
-        return self._backend.filter(col, _keep_all, "Keep every partition")
-
-
 @dataclass(frozen=True)
 class Variant:
     label: str
@@ -93,23 +70,54 @@ class Variant:
     strategy: Any
 
 
-VARIANTS = {
-    "native": Variant(
-        "PipelineDP TRUNCATED_GEOMETRIC (python-dp)",
-        pipeline_dp.DPEngine,
-        pipeline_dp.PartitionSelectionStrategy.TRUNCATED_GEOMETRIC,
-    ),
-    "dpplug": Variant(
-        "dpplug optimal-partition-selection",
-        adapter.DPEngine,
-        adapter.partition_selection("optimal-partition-selection"),
-    ),
-    "floor": Variant(
-        "floor: keep everything, no selection",
-        FloorEngine,
-        pipeline_dp.PartitionSelectionStrategy.TRUNCATED_GEOMETRIC,
-    ),
-}
+def variants() -> dict[str, Variant]:
+    """The three engines (PipelineDP and the adapter are imported here, so ``--help`` works
+    without them)."""
+    import pipeline_dp
+    from pipeline_dp.aggregate_params import MechanismType
+
+    from dpplug.adapters import pipelinedp as adapter
+
+    class FloorEngine(pipeline_dp.DPEngine):  # type: ignore[misc]
+        """PipelineDP's select_partitions with a selection stage that keeps everything."""
+
+        def _select_private_partitions_internal(self, col: Any, *args: Any, **kwargs: Any) -> Any:
+            self._budget_accountant.request_budget(MechanismType.GENERIC, name="keep everything")
+            return self._backend.filter(col, _keep_all, "Keep every partition")
+
+    return {
+        "native": Variant(
+            "PipelineDP TRUNCATED_GEOMETRIC (python-dp)",
+            pipeline_dp.DPEngine,
+            pipeline_dp.PartitionSelectionStrategy.TRUNCATED_GEOMETRIC,
+        ),
+        "dpplug": Variant(
+            "dpplug optimal-partition-selection",
+            adapter.DPEngine,
+            adapter.partition_selection("optimal-partition-selection"),
+        ),
+        "floor": Variant(
+            "floor: keep everything, no selection",
+            FloorEngine,
+            pipeline_dp.PartitionSelectionStrategy.TRUNCATED_GEOMETRIC,
+        ),
+    }
+
+
+def recording_backend() -> Any:
+    """``pipeline_dp.LocalBackend`` that also keeps the functions given to ``filter``."""
+    import pipeline_dp
+
+    class RecordingBackend(pipeline_dp.LocalBackend):  # type: ignore[misc]
+        def __init__(self) -> None:
+            super().__init__()
+            self.filters: list[Callable[[Any], bool]] = []
+
+        def filter(self, col: Any, fn: Callable[[Any], bool], stage_name: str | None = None) -> Any:
+            self.filters.append(fn)
+            return super().filter(col, fn, stage_name)
+
+    return RecordingBackend()
 
 
 def unit_counts(partitions: int, zipf_a: float, max_units: int, seed: int) -> npt.NDArray[np.int64]:
@@ -118,10 +126,12 @@ def unit_counts(partitions: int, zipf_a: float, max_units: int, seed: int) -> np
     return counts.astype(np.int64)
 
 
-def select_partitions(variant: Variant, rows: list[int]) -> tuple[int, RecordingBackend]:
+def select_partitions(variant: Variant, rows: list[int]) -> tuple[int, Any]:
     """Build and run the pipeline; the number of released partitions and the backend."""
+    import pipeline_dp
+
     accountant = pipeline_dp.NaiveBudgetAccountant(total_epsilon=EPSILON, total_delta=DELTA)
-    backend = RecordingBackend()
+    backend = recording_backend()
     engine = variant.engine(accountant, backend)
     params = pipeline_dp.SelectPartitionsParams(
         max_partitions_contributed=1,
@@ -146,7 +156,9 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=2)
     parser.add_argument("--generic-partitions", type=int, default=10**5)
     parser.add_argument("--seed", type=int, default=0)
+    add_headlines_option(parser)
     args = parser.parse_args()
+    engines = variants()
 
     counts = unit_counts(args.partitions, args.zipf_a, args.max_units, args.seed)
     rows: list[int] = np.repeat(np.arange(args.partitions), counts).tolist()
@@ -162,7 +174,7 @@ def main() -> None:
     seconds: dict[str, float] = {}
     released: dict[str, int] = {}
     filters: dict[str, Callable[[Any], bool]] = {}
-    for key, variant in VARIANTS.items():
+    for key, variant in engines.items():
         run = timed(partial(select_partitions, variant, rows), args.repeats)
         released[key], backend = run.result
         seconds[key] = run.best
@@ -170,7 +182,7 @@ def main() -> None:
     table = Table(title="select_partitions end to end (best of repeats)")
     for column in ("variant", "seconds", "µs / partition", "released", "native / this"):
         table.add_column(column, justify="left" if column == "variant" else "right")
-    for key, variant in VARIANTS.items():
+    for key, variant in engines.items():
         table.add_row(
             variant.label,
             f"{seconds[key]:.2f}",
@@ -190,7 +202,7 @@ def main() -> None:
         run = timed(partial(run_filter, filters[key], aggregated), args.repeats)
         per_partition[key] = run.best / size
         stage.add_row(
-            VARIANTS[key].label,
+            engines[key].label,
             f"{size:,}",
             f"{per_partition[key] * 1e6:.3f}",
             f"{run.result:,}",
@@ -235,6 +247,14 @@ def main() -> None:
         f"stages alone take {seconds['floor']:.2f} s, so even a free selector would reach only "
         f"{ceiling:.2f}× end to end on this data."
     )
+    label = "PipelineDP select_partitions / dpplug, end to end"
+    headline("pipelinedp_adapter", label, ratio, TARGET)
+    headline(
+        "pipelinedp_adapter",
+        "python-dp filter / dpplug filter, selection stage",
+        per_partition["native"] / per_partition["dpplug"],
+    )
+    write_headlines(args.headlines)
 
 
 if __name__ == "__main__":

@@ -6,8 +6,9 @@ Everything runs in one process on the same input.
    [0, ``--bound``] from a seeded numpy Generator. The seed only builds the input; no mechanism
    uses it. On that vector we time:
 
-   - dpplug ``fixedpoint-geometric`` (vectorised, exact, pure DP) drawing from
-     ``dpplug.SystemSource()`` (the OS CSPRNG, the default);
+   - dpplug ``fixedpoint-geometric`` (vectorised, exact, pure DP) drawing from the default
+     source (``dpplug.SystemSource``: a ChaCha20 keystream keyed from the OS CSPRNG), and beside
+     it from ``dpplug.SeededSource`` (numpy PCG64, for tests and reports only);
    - dpplug ``discrete-laplace`` (exact, unbounded, default source);
    - OpenDP's native exact integer noise ``dp.m.make_geometric`` on
      ``vector_domain(atom_domain(T="i64"))`` / ``l1_distance(T="i64")`` with scale = 1/ε. It is
@@ -19,13 +20,15 @@ Everything runs in one process on the same input.
    We report nanoseconds per element (best of ``--repeats``) and ratios.
 
 2. **Growth with n.** Microseconds per sample for ``geosample``, ``fastsample`` (γ = 1/1000) and
-   ``fixedpoint-geometric`` at n = 10^2 … 10^5, on ``--growth-samples`` counts equal to n // 2,
-   with construction times and the randomness size d in bits. geosample's d grows linearly in n
-   (d = (2x+1)(x+1)^(n−1)), fastsample's grows logarithmically, and fixedpoint-geometric's is 2^63.
+   ``fixedpoint-geometric`` at n = 10^2 … 10^5 (10^6 for geosample and 2^40 for the others with
+   ``--extremes``), on ``--growth-samples`` counts equal to n // 2, with construction times and
+   the randomness size d in bits. geosample's d grows linearly in n (d = (a+b)·a^(n−1) for
+   e^ε̃ = a/b), fastsample's logarithmically, and fixedpoint-geometric's is 2^63.
 
 Run from the repository root::
 
-    python benchmarks/samplers.py [--size N] [--repeats R] [--epsilon EPS]
+    python benchmarks/samplers.py [--size N] [--repeats R] [--epsilon EPS] [--extremes]
+        [--headlines FILE]
 
 Times come from ``time.perf_counter``.
 """
@@ -42,16 +45,18 @@ from importlib.metadata import version
 
 import numpy as np
 import numpy.typing as npt
-import opendp.prelude as dp
 from rich.table import Table
-from timing import console, timed
+from timing import add_headlines_option, console, headline, timed, write_headlines
 
 import dpplug
 
 Counts = npt.NDArray[np.int64]
 
 GROWTH_NS = (10**2, 10**3, 10**4, 10**5)
+#: The largest n of each sampler's schema (``--extremes``).
+EXTREME_NS = {"geosample": 10**6, "fastsample": 1 << 40, "fixedpoint-geometric": 1 << 40}
 FASTSAMPLE_GAMMA = Fraction(1, 1000)
+TARGET_OPENDP = 250.0
 
 
 def sampler(name: str, **params: object) -> dpplug.CountingQuerySampler:
@@ -77,12 +82,16 @@ class Row:
 
 def throughput(counts: Counts, bound: int, epsilon: float, repeats: int, seed: int) -> float:
     """Section 1; returns the headline ratio OpenDP time / fixedpoint-geometric time."""
+    import opendp.prelude as dp
+
     size = counts.size
     system = dpplug.SystemSource()
 
     build = timed(lambda: sampler("fixedpoint-geometric", n=bound, epsilon=epsilon), repeats)
     fixedpoint: dpplug.CountingQuerySampler = build.result
     fp = timed(lambda: fixedpoint.sample(counts, system), repeats)
+    seeded = dpplug.SeededSource(seed)
+    fp_seeded = timed(lambda: fixedpoint.sample(counts, seeded), repeats)
 
     laplace = sampler("discrete-laplace", epsilon=epsilon)
     dl = timed(lambda: laplace.sample(counts), repeats)
@@ -102,9 +111,15 @@ def throughput(counts: Counts, bound: int, epsilon: float, repeats: int, seed: i
     rows = [
         Row(
             "dpplug fixedpoint-geometric",
-            f"exact, ε = {fixedpoint.guarantee.epsilon:.6g}, SystemSource",
+            f"exact, ε = {fixedpoint.guarantee.epsilon:.6g}, default source",
             fp.best,
             mean_abs_noise(fp.result, counts),
+        ),
+        Row(
+            "dpplug fixedpoint-geometric",
+            "same, SeededSource (PCG64): not for real releases",
+            fp_seeded.best,
+            mean_abs_noise(fp_seeded.result, counts),
         ),
         Row(
             "dpplug discrete-laplace",
@@ -154,16 +169,20 @@ def throughput(counts: Counts, bound: int, epsilon: float, repeats: int, seed: i
         f"ns / element, {(od.best + as_list.best) / fp.best:.1f}× fixedpoint-geometric"
     )
     console.print(
-        f"ratios: OpenDP / fixedpoint-geometric = {od.best / fp.best:.1f}, "
+        f"ratios: OpenDP / fixedpoint-geometric = {od.best / fp.best:.1f} "
+        f"({od.best / fp_seeded.best:.1f} seeded), "
         f"OpenDP / discrete-laplace = {od.best / dl.best:.1f}, "
         f"discrete-laplace / fixedpoint-geometric = {dl.best / fp.best:.1f}, "
         f"fixedpoint-geometric / numpy floor = {fp.best / floor.best:.1f}"
     )
     ratio: float = od.best / fp.best
+    headline("samplers", "OpenDP make_geometric / fixedpoint-geometric", ratio, TARGET_OPENDP)
+    headline("samplers", "… with SeededSource (not for releases)", od.best / fp_seeded.best)
+    headline("samplers", "OpenDP make_geometric / discrete-laplace", od.best / dl.best)
     return ratio
 
 
-def growth(epsilon: float, repeats: int, samples: int) -> None:
+def growth(epsilon: float, repeats: int, samples: int, extremes: bool) -> None:
     """Section 2: per-sample cost against n for the bounded samplers."""
     system = dpplug.SystemSource()
     table = Table(
@@ -184,9 +203,12 @@ def growth(epsilon: float, repeats: int, samples: int) -> None:
         ("fastsample", {"gamma": FASTSAMPLE_GAMMA}),
         ("fixedpoint-geometric", {}),
     )
-    for n in GROWTH_NS:
-        counts = np.full(samples, n // 2, dtype=np.int64)
+    sizes = [*GROWTH_NS, *(["extreme"] if extremes else [])]
+    for size in sizes:
         for name, extra in configs:
+            n = EXTREME_NS[name] if size == "extreme" else int(size)
+            count = min(samples, 100) if size == "extreme" else samples
+            counts = np.full(count, n // 2, dtype=np.int64)
             build = timed(partial(sampler, name, n=n, epsilon=epsilon, **extra), 1)
             s: dpplug.CountingQuerySampler = build.result
             run = timed(partial(s.sample, counts, system), repeats)
@@ -199,15 +221,16 @@ def growth(epsilon: float, repeats: int, samples: int) -> None:
                 f"{d.bit_length():,}",
                 f"{s.guarantee.epsilon:.4g}",
                 f"{build.best * 1e3:.2f}",
-                f"{run.first / samples * 1e6:,.2f}",
-                f"{run.best / samples * 1e6:,.2f}",
+                f"{run.first / count * 1e6:,.2f}",
+                f"{run.best / count * 1e6:,.2f}",
             )
         table.add_section()
     console.print(table)
     console.print(
         "geosample and fastsample draw one exact U(d) per count (rejection on ⌈log₂ d⌉ random "
-        "bits) and invert a big-integer CDF element by element, so their cost follows d's bit "
-        "length; fixedpoint-geometric draws 63 bits per count and looks them up in a table "
+        "bits) and invert a big-integer CDF element by element, each comparison decided from "
+        "128-bit enclosures (exact); their cost follows d's bit length through the random bits "
+        "of U(d). fixedpoint-geometric draws 63 bits per count and looks them up in a table "
         "(vectorised)."
     )
 
@@ -222,9 +245,15 @@ def main() -> None:
     parser.add_argument(
         "--growth-samples", type=int, default=2000, help="samples per run in section 2"
     )
+    parser.add_argument(
+        "--extremes", action="store_true", help="add each sampler's largest n to section 2"
+    )
+    add_headlines_option(parser)
     args = parser.parse_args()
     if args.size < 1 or args.repeats < 1 or args.growth_samples < 1 or args.bound < 1:
         parser.error("--size, --repeats, --growth-samples and --bound must be positive")
+
+    import opendp.prelude as dp
 
     dp.enable_features("contrib")
     console.print(
@@ -238,12 +267,14 @@ def main() -> None:
 
     ratio = throughput(counts, args.bound, args.epsilon, args.repeats, args.seed)
     console.print()
-    growth(args.epsilon, args.repeats, args.growth_samples)
+    growth(args.epsilon, args.repeats, args.growth_samples, args.extremes)
     console.print()
     console.print(
         f"[bold]fixedpoint-geometric vs OpenDP make_geometric: {ratio:.1f}× faster per element"
-        f"[/bold] ({args.size:,} counts, ε = {args.epsilon}, best of {args.repeats})"
+        f"[/bold] ({args.size:,} counts, ε = {args.epsilon}, best of {args.repeats}, default "
+        f"source; target ≥ {TARGET_OPENDP:g}×: {'met' if ratio >= TARGET_OPENDP else 'NOT met'})"
     )
+    write_headlines(args.headlines)
 
 
 if __name__ == "__main__":

@@ -1,12 +1,16 @@
 """Timing helpers shared by the benchmark scripts (importable as ``timing`` when a script in this
-folder runs: Python puts the script's folder first on sys.path)."""
+folder runs: Python puts the script's folder first on sys.path), and the headline numbers each
+script can write for ``run_all.py`` (``--headlines FILE``)."""
 
 from __future__ import annotations
 
+import argparse
+import json
 import sys
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
+from pathlib import Path
 from typing import Any, TypeVar
 
 from rich.console import Console
@@ -35,3 +39,36 @@ def timed(fn: Callable[[], T], repeats: int) -> Timing:
         result = fn()
         durations.append(time.perf_counter() - start)
     return Timing(durations[0], min(durations), result)
+
+
+@dataclass(frozen=True)
+class Headline:
+    """One headline number of a benchmark, for ``run_all.py``: usually a speed ratio."""
+
+    benchmark: str
+    label: str
+    value: float
+    target: float | None = None
+    unit: str = "×"
+
+
+_HEADLINES: list[Headline] = []
+
+
+def headline(
+    benchmark: str, label: str, value: float, target: float | None = None, unit: str = "×"
+) -> None:
+    """Record a headline number (written by :func:`write_headlines`)."""
+    _HEADLINES.append(Headline(benchmark, label, value, target, unit))
+
+
+def add_headlines_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--headlines", metavar="FILE", help="also write the headline numbers to FILE (JSON)"
+    )
+
+
+def write_headlines(path: str | None) -> None:
+    """Write the recorded headlines as JSON to *path* (nothing if None)."""
+    if path:
+        Path(path).write_text(json.dumps([asdict(h) for h in _HEADLINES], indent=1))

@@ -16,6 +16,8 @@ import gmpy2
 import numpy as np
 from gmpy2 import mpfr, mpq, mpz
 
+from dpplug.enclosure import Enclosure, at_most
+
 #: Bits of working precision for the directed-rounding bounds on e^x.
 _EXP_PRECISION = 256
 
@@ -105,17 +107,60 @@ def smallest_at_least(g: Callable[[int], Any], lo: int, hi: int, u: Any) -> int:
     return lo + bisect.bisect_left(range(lo, hi + 1), u, key=g)
 
 
+#: Up to this many bits, :func:`smallest_reaching` compares exact integers directly (faster than
+#: enclosures there).
+EXACT_BITS = 2048
+
+
+def smallest_reaching(
+    exact: Callable[[int], Any], enclosure: Callable[[int], Enclosure], lo: int, hi: int, u: int
+) -> int:
+    """The smallest j in [lo, hi] with value(j) ≥ u, for exact integers value(j) non-decreasing
+    in j with value(hi) ≥ u: :func:`smallest_at_least` (Balcer–Vadhan's inverse-CDF step) with
+    each comparison decided from ``enclosure(j)`` (:mod:`dpplug.enclosure`) when it can be, and
+    from ``exact(j)`` otherwise, so the answer is exact whatever the precision."""
+    below = mpz(u - 1)
+    if below.bit_length() <= EXACT_BITS:  # short integers: exact arithmetic is cheaper
+        return smallest_at_least(lambda j: bool(exact(j) > below), lo, hi, True)
+    limit = Enclosure.of(below)
+
+    def reaches(j: int) -> bool:
+        value = enclosure(j)
+        if value.lo > limit.hi:
+            return True
+        if value.hi <= limit.lo:
+            return False
+        return bool(exact(j) > below)
+
+    return smallest_at_least(reaches, lo, hi, True)
+
+
 def smallest_error_bound(tail: Callable[[int], Any], beta: Any, cap: int | None = None) -> int:
     """The smallest a ≥ 0 with tail(a) ≤ β, for a non-increasing error tail a ↦ Pr[|error| > a].
 
-    With *cap* (a clamped sampler's n, where the error can never exceed cap) the answer is at most
-    cap. Exponential then binary search: O(log a) evaluations of the exact tail.
+    ``tail(a)`` is the exact tail, or a formula of it (:mod:`dpplug.enclosure`), which is decided
+    from rigorous enclosures first, so huge exponents cost no more than small ones. With *cap* (a
+    clamped sampler's n, where the error can never exceed cap) the answer is at most cap.
+    Exponential then binary search: O(log a) evaluations of the tail.
     """
 
     def holds(a: int) -> bool:
-        return (cap is not None and a >= cap) or bool(tail(a) <= beta)
+        if cap is not None and a >= cap:
+            return True
+        value = tail(a)
+        return at_most(value, beta) if callable(value) else bool(value <= beta)
 
     high = 1
     while not holds(high):
         high *= 2
     return smallest_at_least(holds, 0, high, True)
+
+
+def simplest_between(low: Rat, high: Rat) -> Rat:
+    """The rational with the smallest denominator in [low, high] (0 < low ≤ high), and among
+    those the smallest numerator: the continued-fraction (Stern–Brocot) search."""
+    low, high = mpq(low), mpq(high)
+    whole = low // 1
+    if whole == low or whole + 1 <= high:
+        return mpq(whole if whole == low else whole + 1)
+    return whole + 1 / simplest_between(1 / (high - whole), 1 / (low - whole))

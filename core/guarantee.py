@@ -180,6 +180,13 @@ class LossBound:
     epsilon: Any  # mpfr ≥ the true ε
     delta: Any  # mpfr ≥ the true δ
 
+    @classmethod
+    def of(cls, exp_epsilon: Any, delta: Any) -> LossBound:
+        """The bound for an exact rational e^ε ≥ 1 and δ ≥ 0: ln(e^ε) and δ rounded up, δ
+        saturating at 1."""
+        with gmpy2.context(gmpy2.get_context(), precision=cls.PRECISION, round=RoundUp):
+            return cls(gmpy2.log(mpfr(mpq(exp_epsilon))), min(mpfr(mpq(delta)), mpfr(1)))
+
     def compose(self, parts: int, epsilon_multiple: int) -> LossBound:
         """*parts* independent releases of this (ε, δ) with ε counted *epsilon_multiple* times
         in all: (that multiple of ε, 1 − (1 − δ)^parts), rounded up."""

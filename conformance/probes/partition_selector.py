@@ -36,6 +36,7 @@ from dpplug.conformance.probes.base import (
 from dpplug.conformance.replay import ImplementationMismatch, implementation_law
 from dpplug.conformance.settings import Settings
 from dpplug.errors import NotSupported
+from dpplug.gaussian_dp import pair_slack
 from dpplug.guarantee import Guarantee, Relation
 from dpplug.kinds import UNBOUNDED_COUNT, PartitionSelector, Selection
 from dpplug.pmf import Pmf
@@ -49,9 +50,10 @@ def selector_privacy(selector: PartitionSelector) -> list[str]:
     of one partition's output law at n and n + 1 at the per-partition e^ε is at most the
     per-partition δ; for selectors that only keep or drop this is exactly the four inequalities
     of Desfontaines et al. (Lemma 1: the divergence between two Bernoulli laws is the largest of
-    them). π(0) must be 0, each law must sum to 1, and the selection's guarantee must be at least
-    the composition (L^c, 1 − (1 − δ)^c) over the c partitions one unit may change (ℓ₀, or 2ℓ₀
-    for replace-one).
+    them). π(0) must be 0, π non-decreasing, each law must sum to 1, and the selection's
+    guarantee must be at least the composition (L^c, 1 − (1 − δ)^c) over the c partitions one
+    unit may change (ℓ₀, or 2ℓ₀ for replace-one), or, for selectors composed in ℓ₂ (Gaussian
+    thresholding), their Gaussian-DP composition, with every pair re-checked.
     """
     per = selector.per_partition
     failures: list[str] = []
@@ -71,16 +73,49 @@ def selector_privacy(selector: PartitionSelector) -> list[str]:
                 f"{float(per.exp_epsilon):.6g} exceeds the per-partition δ = {float(per.delta):.3g}"
             )
             break
+    keep = [selector.keep_probability(n) for n in range(selector.saturation + 2)]
+    if any(p > q for p, q in pairwise(keep)):
+        failures.append("the keep probability decreases somewhere: π must be non-decreasing")
     declared = selector.guarantee
     c = (declared.neighbouring.max_partitions or 1) * (
         2 if declared.neighbouring.relation is Relation.REPLACE_ONE else 1
     )
-    if declared.exp_epsilon < per.exp_epsilon**c or declared.delta < 1 - (1 - per.delta) ** c:
+    if selector.gaussian is not None:
+        failures += _gaussian_failures(selector, laws, keep, c)
+    elif declared.exp_epsilon < per.exp_epsilon**c or declared.delta < 1 - (1 - per.delta) ** c:
         failures.append(
             f"the declared guarantee {declared.describe()} is below the composition of {c} "
             "per-partition releases"
         )
     return failures
+
+
+def _gaussian_failures(
+    selector: PartitionSelector, laws: list[Pmf], keep: list[Any], c: int
+) -> list[str]:
+    """A selector composed in ℓ₂ (:class:`~dpplug.gaussian_dp.GaussianPairs`): it must only keep
+    or drop, every pair of neighbouring positive keep probabilities must be μ-GDP up to the
+    declared slack (checked rigorously), and the declared δ must be at least the composition
+    over the c partitions one unit changes."""
+    gaussian = selector.gaussian
+    assert gaussian is not None
+    if any(z > 1 for law in laws for z in law):
+        return ["Gaussian (ℓ₂) composition applies to selectors that only keep or drop"]
+    slack = max((pair_slack(p, q, gaussian.mu) for p, q in pairwise(keep) if p > 0), default=mpq(0))
+    if slack > gaussian.slack:
+        return [
+            f"a pair of keep probabilities is {float(slack):.3g} from μ-GDP (declared slack "
+            f"{float(gaussian.slack):.3g}, μ = {float(gaussian.mu):.6g})"
+        ]
+    declared = selector.guarantee
+    appear = next(p for p in keep if p > 0)
+    needed = gaussian.delta(declared.exp_epsilon, c, c, c, appear)
+    if declared.delta < needed:
+        return [
+            f"the declared δ = {float(declared.delta):.6g} is below the ℓ₂ composition of "
+            f"{c} partitions, {float(needed):.6g}"
+        ]
+    return []
 
 
 class SelectorProbe(Probe):
@@ -298,8 +333,9 @@ def _public_problems(selector: PartitionSelector, params: dict[str, Any]) -> lis
     """At the lowest public threshold the schema allows, public partitions are always released,
     even with no units; a partition that is neither present nor public never is."""
     lowest = next(p.low for p in type(selector).schema if p.name == "public_threshold")
-    public = selector.registry_in_use().create(
-        selector.name, **{**params, "public_threshold": lowest}
+    public = cast(
+        PartitionSelector,
+        selector.registry_in_use().create(selector.name, **{**params, "public_threshold": lowest}),
     )
     assert isinstance(public, PartitionSelector)
     counts = np.array([0, 0, 3, 0], dtype=np.int64)

@@ -21,6 +21,8 @@ import numpy.typing as npt
 
 from dpplug.data import integer_array, integer_scalar
 from dpplug.errors import BadData
+from dpplug.exact import smallest_at_least
+from dpplug.gaussian_dp import GaussianPairs
 from dpplug.guarantee import Guarantee, LossBound, Relation
 from dpplug.hookspecs import Register, hookspec
 from dpplug.kind import DataForm, Kind, LabelDistance, PipelineRole
@@ -64,6 +66,11 @@ class PartitionSelector(Mechanism):
 
     #: Unit count from which the pair (output law at n, at n + 1) no longer changes.
     saturation: int
+    #: For keep-only selectors whose guarantee is proven for all changed partitions together
+    #: (Gaussian thresholding, Gopi et al.): their keep probabilities' Gaussian DP
+    #: (:class:`~dpplug.gaussian_dp.GaussianPairs`), composed in ℓ₂; None when the guarantee is
+    #: the composition of :attr:`per_partition`.
+    gaussian: GaussianPairs | None = None
 
     @property
     @abstractmethod
@@ -75,8 +82,11 @@ class PartitionSelector(Mechanism):
         return self._keep_probability(integer_scalar(units, 0, UNBOUNDED_COUNT, "units"))
 
     def kept_from(self, beta: Any) -> int:
-        """The smallest unit count kept with probability at least 1 − β (exact)."""
-        return next(n for n in range(self.saturation + 1) if self.keep_probability(n) >= 1 - beta)
+        """The smallest unit count kept with probability at least 1 − β (exact; a binary search,
+        since π is non-decreasing and π(saturation) = 1)."""
+        return smallest_at_least(
+            lambda n: bool(self.keep_probability(n) >= 1 - beta), 0, self.saturation, True
+        )
 
     def decider(self, source: RandomSource | None = None) -> Callable[[int], bool]:
         """One partition's keep decision from its unit count, with the law of :meth:`select`,
@@ -164,13 +174,26 @@ class PartitionSelectorKind(Kind):
         """At (l₀, l₁, l∞), at most min(l₀, l₁) partitions change, each by at most l∞ units: with
         the per-partition (ε_c, δ_c) and group privacy δ_g = δ_c·Σ_{i<l∞} e^{iε_c}, the release is
         (min(l₁, l₀·l∞)·ε_c, 1 − (1 − δ_g)^{min(l₀, l₁)}). This is the add/remove translation of
-        the selector's own relation: a replaced unit is two steps (one removed, one added)."""
+        the selector's own relation: a replaced unit is two steps (one removed, one added).
+
+        Selectors with :attr:`PartitionSelector.gaussian` compose in ℓ₂ instead, at their declared
+        ε: the units moved have Σ(moved)² ≤ min(l₀·l∞², l∞·l₁), and a partition kept with
+        probability 0 before is kept with probability at most π(z + l∞ − 1) after, z the first
+        unit count with π(z) > 0 (:meth:`~dpplug.gaussian_dp.GaussianPairs.delta`)."""
         if not isinstance(distance, LabelDistance):
             raise TypeError(f"a selector's distance is a LabelDistance, got {distance!r}")
-        per = _selector(mechanism).per_partition
+        selector = _selector(mechanism)
+        per = selector.per_partition
         changed = min(distance.l0, distance.l1)
         if not changed:
             return per.group(0)
+        if selector.gaussian is not None:
+            exp_epsilon = selector.guarantee.exp_epsilon
+            squares = min(distance.l0 * distance.linf**2, distance.linf * distance.l1)
+            steps = min(distance.l1, distance.l0 * distance.linf)
+            appear = selector.keep_probability(first_kept(selector) + distance.linf - 1)
+            delta = selector.gaussian.delta(exp_epsilon, changed, squares, steps, appear)
+            return LossBound.of(exp_epsilon, delta)
         one = LossBound(per.group(1).epsilon, per.group(distance.linf).delta)
         return one.compose(changed, min(distance.l1, distance.l0 * distance.linf))
 
@@ -187,6 +210,13 @@ class PartitionSelectorKind(Kind):
             return kept
         noisy = dict(zip(labels, selection.noisy_counts.tolist(), strict=True))
         return {label: noisy[label] for label in kept}
+
+
+def first_kept(selector: PartitionSelector) -> int:
+    """The smallest unit count with a positive keep probability (π is non-decreasing)."""
+    return smallest_at_least(
+        lambda n: bool(selector.keep_probability(n) > 0), 0, selector.saturation, True
+    )
 
 
 def _selector(mechanism: Mechanism) -> PartitionSelector:

@@ -11,6 +11,7 @@ PRIVACY_ID_COUNT and ``add_dp_noise``. ``docs/kinds.md`` is the reference.
 
 from __future__ import annotations
 
+import math
 from abc import abstractmethod
 from typing import Any
 
@@ -29,6 +30,21 @@ from dpplug.randomness import RandomSource, default_source
 
 #: Count bound of samplers that accept any integer (noise addition, no clamping).
 UNBOUNDED_COUNT = 1 << 62
+#: The largest exact law :meth:`CountingQuerySampler.pmf` builds: outputs × bits of d.
+MAX_LAW_BITS = 1 << 26
+
+
+def law_size_check(sampler: CountingQuerySampler, outputs: int) -> None:
+    """Refuse an exact law of *outputs* rationals over d (up to 2·log₂ d bits each) that would
+    exceed :data:`MAX_LAW_BITS`, before computing any of it."""
+    bits = outputs * max(sampler.d.bit_length() if sampler.d else 64, 64)
+    if bits > MAX_LAW_BITS:
+        raise NotSupported(
+            f"the exact law of {sampler.name} here has {outputs:,} outputs with denominators of "
+            f"{sampler.d.bit_length() if sampler.d else 64:,} bits (about {bits >> 23:,} MiB; "
+            f"the limit is {MAX_LAW_BITS >> 23} MiB): exact laws are for small parameters such "
+            f"as the conformance cases; use sample() for draws and accuracy() for tail bounds"
+        )
 
 
 class CountingQuerySampler(Mechanism):
@@ -87,6 +103,12 @@ class CountingQuerySampler(Mechanism):
         """The exact law of M(count, U) (output → rational probability)."""
         return self._pmf(self._count(count))
 
+    def noise_std(self, count: object) -> float:
+        """The standard deviation of M(count, U), a float for reports (PipelineDP's
+        ``count_noise_stddev``): from the exact law, or from a closed form where the sampler has
+        one (so it costs little even when the law has 2^40 outputs)."""
+        return math.sqrt(self._noise_variance(self._count(count)))
+
     def sample(self, counts: object, source: RandomSource | None = None) -> npt.NDArray[np.int64]:
         """Noisy counts for an integer array of true counts (same shape), drawn from *source*.
 
@@ -109,9 +131,30 @@ class CountingQuerySampler(Mechanism):
     def _pmf(self, count: int) -> Pmf:
         """The exact law of M(count, U) for a validated count."""
 
+    def _noise_variance(self, count: int) -> float:
+        """Var[M(count, U)] from :meth:`pmf`, geometric tails beyond its window summed in closed
+        form. Samplers whose exact law is large override it with a closed form."""
+        law = self._pmf(count)
+        mass, first, second = mpq(0), mpq(0), mpq(0)
+        for z, p in law.items():
+            mass, first, second = mass + p, first + p * (z - count), second + p * (z - count) ** 2
+        if law.tail_ratio is not None:
+            r = law.tail_ratio
+            # Σ_{j≥1} j^k r^j for k = 0, 1, 2
+            s0, s1, s2 = r / (1 - r), r / (1 - r) ** 2, r * (1 + r) / (1 - r) ** 3
+            for edge, sign in ((law.high, 1), (law.low, -1)):  # outputs edge ± j, j ≥ 1
+                p, a = law[edge], edge - count
+                mass += p * s0
+                first += p * (a * s0 + sign * s1)
+                second += p * (a * a * s0 + 2 * sign * a * s1 + s2)
+        if mass != 1:
+            raise PluginFault(f"{self.name}: its law sums to {mass}, not 1")
+        return float(second - first * first)
+
     def _pmf_from_scaled_cdf(self, count: int) -> Pmf:
         """The exact law on [0, n] from differences of the scaled CDF (bounded samplers)."""
         d, n = self._randomness_size(), self.count_bounds[1]
+        law_size_check(self, n + 1)
         cdf = [self._scaled_cdf(z, count) for z in range(-1, n + 1)]
         return Pmf({z: mpq(cdf[z + 1] - cdf[z], d) for z in range(n + 1)})
 

@@ -97,6 +97,19 @@ class Budget:
             Neighbouring(relation, max_partitions=l0, max_contributions=1),
         )
 
+    @classmethod
+    def joint(cls, params: dict[str, Any]) -> Budget:
+        """The whole (ε, δ) for every partition, for selectors whose guarantee is proven for the
+        partitions together (Gaussian thresholding: the per-partition table is capped at the
+        whole e^ε and δ, which any single partition's release must meet anyway)."""
+        split = cls.from_params(params)
+        return cls(
+            split.coordinates,
+            exp_lower(params["epsilon"], EXP_BITS),
+            mpq(params["delta"]),
+            split.neighbouring,
+        )
+
     def compose(self, per_partition: Guarantee) -> Guarantee:
         """The whole selection's guarantee from what one partition actually achieves."""
         c = self.coordinates

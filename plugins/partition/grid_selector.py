@@ -28,14 +28,14 @@ class GridSelector(PartitionSelector):
 
     def __init__(self, **params: object) -> None:
         super().__init__(**params)
-        self.budget = Budget.from_params(self.params)
+        self.budget = self._budget()
         try:
             self.table = KeepTable.build(
-                self.budget.exp_epsilon, self.budget.delta, self._target(self.budget)
+                self.budget.exp_epsilon, self.budget.delta, self._target(), self._step_cap()
             )
         except ValueError as exc:
             raise BadParameter(
-                f"{self.name}: {exc}; raise delta or lower max_partitions_contributed"
+                f"{self.name}: {exc}; raise epsilon or delta, or lower max_partitions_contributed"
             ) from None
         self.pre_threshold: int = self.params["pre_threshold"]
         self.achieved_delta = self.table.achieved_delta(self.budget.exp_epsilon)
@@ -47,8 +47,17 @@ class GridSelector(PartitionSelector):
             "always_kept_from": self.saturation,
         }
 
-    def _target(self, budget: Budget) -> Callable[[int], int] | None:
+    def _budget(self) -> Budget:
+        """What one partition's table may spend: ε and δ split over the partitions one unit
+        changes (docs/mechanisms.md#contributions-to-several-partitions-and-bounded-dp)."""
+        return Budget.from_params(self.params)
+
+    def _target(self) -> Callable[[int], int] | None:
         """The curve (grid numerators) the optimal recurrence is capped by; None: optimal."""
+        return None
+
+    def _step_cap(self) -> Callable[[int], int] | None:
+        """A bound on each step given the previous value (:meth:`KeepTable.build`); None."""
         return None
 
     @property

@@ -16,8 +16,10 @@ is below v(n): a fixed number of draws (one) per partition, vectorised.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import cached_property
 from itertools import pairwise
 from typing import Any
 
@@ -29,6 +31,9 @@ from dpplug.randomness import RandomSource
 
 GRID_BITS = 63
 ONE = 1 << GRID_BITS
+#: The most entries a table may have (8 MiB as 64-bit integers): the optimal π needs about
+#: 2·ln(1/δ)/ε entries, so this bounds the budget per partition from below.
+MAX_ENTRIES = 1 << 20
 
 
 @dataclass(frozen=True)
@@ -39,17 +44,31 @@ class KeepTable:
 
     @classmethod
     def build(
-        cls, exp_epsilon: Any, delta: Any, target: Callable[[int], int] | None = None
+        cls,
+        exp_epsilon: Any,
+        delta: Any,
+        target: Callable[[int], int] | None = None,
+        step_cap: Callable[[int], int] | None = None,
     ) -> KeepTable:
         """The rounded-down recurrence, capped by ``target(n)`` (a grid numerator) if given.
 
         The target must reach 2^63 eventually (it may round its last step up: the recurrence's
-        own bounds, not the target, carry the privacy proof).
+        own bounds, not the target, carry the privacy proof). ``step_cap(v)`` bounds the step
+        after the value v (the Gaussian selector's trade-off condition); where it would stop the
+        table from growing, the table grows by one grid unit instead, a slack its owner accounts
+        for. ValueError if δ is below the grid or the table would exceed :data:`MAX_ENTRIES`.
         """
         a, b = int(exp_epsilon.numerator), int(exp_epsilon.denominator)
         dn, dd = int(mpq(delta).numerator), int(mpq(delta).denominator)
         if dn * ONE < dd:
             raise ValueError("δ per partition is below the grid's resolution 2^-63")
+        epsilon = math.log(a) - math.log(b)  # an estimate, to refuse hopeless sizes at once
+        first_phase = math.log1p(math.tanh(epsilon / 2) * (dd / dn - 1)) / epsilon
+        if first_phase > MAX_ENTRIES:
+            raise ValueError(
+                f"the keep table would have at least {first_phase:.3g} entries (ε per partition "
+                f"{epsilon:.3g}, δ per partition {dn / dd:.3g}; the limit is 2^20)"
+            )
         values = [0]
         while values[-1] < ONE:
             v = values[-1]
@@ -57,8 +76,12 @@ class KeepTable:
             tail = (a * ONE * dd - (ONE * dd - dn * ONE - v * dd) * b) // (a * dd)  # 1 − (1−δ−π)/L
             nxt = min(grow, tail, ONE)
             if target is not None:
-                nxt = max(min(nxt, target(len(values))), v)
-            values.append(nxt)
+                nxt = min(nxt, target(len(values)))
+            if step_cap is not None and v > 0:
+                nxt = min(nxt, max(step_cap(v), v + 1))
+            values.append(max(nxt, v))
+            if len(values) > MAX_ENTRIES:
+                raise ValueError("the keep table would have more than 2^20 entries")
         return cls(tuple(values))
 
     @property
@@ -85,10 +108,14 @@ class KeepTable:
             )
         return mpq(worst, b * ONE)
 
+    @cached_property
+    def grid(self) -> npt.NDArray[np.uint64]:
+        """The numerators as a numpy array, for vectorised decisions."""
+        return np.array(self.values, dtype=np.uint64)
+
     def keep(self, units: npt.NDArray[np.int64], source: RandomSource) -> npt.NDArray[np.bool_]:
         """Exact Bernoulli(π̂(units)) decisions, one 63-bit draw per partition."""
-        grid = np.array(self.values, dtype=np.uint64)
         index = np.minimum(units, self.saturation)
         draws = source.bits_array(GRID_BITS, units.size)
-        kept: npt.NDArray[np.bool_] = draws < grid[index]
+        kept: npt.NDArray[np.bool_] = draws < self.grid[index]
         return kept

@@ -4,10 +4,11 @@ Desfontaines et al. Def. 9; docs/mechanisms.md#laplace-thresholding), with exact
 Per partition (ε_c, δ_c), the baseline keeps a partition iff n + Lap(1/ε_c) > τ with
 τ = 1 + ln(1/(2δ_c))/ε_c (δ_c ≤ 1/2; Google's 1 + ln(2(1 − δ_c))/ε_c above), so it keeps with
 probability π_Lap(n) = ½e^{−ε_c(τ−n)} below τ and 1 − ½e^{−ε_c(n−τ)} above, and π_Lap(1) = δ_c.
-Here π_Lap, computed with directed rounding, caps the optimal recurrence on the 2^-63 grid
-(:class:`KeepTable`): every keep probability is at most the baseline's (from the saturation on,
-where the grid keeps with probability 1, the baseline is within 2^-63 of 1), and the selection
-is exactly (ε, δ)-DP with the δ it actually uses declared.
+Here π_Lap, evaluated in blocks with a margin that keeps it below the baseline
+(:class:`~dpplug.plugins.partition.capping_curve.CappingCurve`), caps the optimal recurrence on
+the 2^-63 grid (:class:`KeepTable`): every keep probability is at most the baseline's (from the
+saturation on, where the grid keeps with probability 1, the baseline is within 2^-63 of 1), and
+the selection is exactly (ε, δ)-DP with the δ it actually uses declared.
 """
 
 from __future__ import annotations
@@ -15,11 +16,11 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import gmpy2
+import numpy as np
 from gmpy2 import mpfr, mpq
 
-from dpplug.plugins.partition.budget import Budget
+from dpplug.plugins.partition.capping_curve import CappingCurve, Floats
 from dpplug.plugins.partition.grid_selector import GridSelector
-from dpplug.plugins.partition.keep_table import ONE
 
 
 def laplace_threshold(epsilon: mpfr, delta: mpq) -> mpfr:
@@ -39,18 +40,16 @@ class LaplaceThresholding(GridSelector):
         {"epsilon": 2, "delta": mpq(1, 100), "pre_threshold": 3, "replace_one": True},
     )
 
-    def _target(self, budget: Budget) -> Callable[[int], int]:
+    def _target(self) -> Callable[[int], int]:
+        budget = self.budget
         with gmpy2.context(gmpy2.get_context(), precision=128):
             epsilon = gmpy2.log(mpfr(budget.exp_epsilon))
-            tau = laplace_threshold(epsilon, budget.delta)
+            tau = float(laplace_threshold(epsilon, budget.delta))
+        eps = float(epsilon)
 
-        def target(n: int) -> int:
-            with gmpy2.context(gmpy2.get_context(), precision=128, round=gmpy2.RoundDown):
-                if n < tau:
-                    keep = gmpy2.exp(-epsilon * (tau - n)) / 2
-                else:
-                    keep = 1 - gmpy2.exp(-epsilon * (n - tau)) / 2
-                value = int(gmpy2.floor(keep * ONE))
-            return ONE if value >= ONE - 1 else value
+        def tail(units: Floats, sign: float) -> Floats:
+            """½e^{−ε|n − τ|} on the side where sign·(n − τ) ≥ 0, else 1 minus it."""
+            half: Floats = np.exp(-eps * np.abs(units - tau)) / 2
+            return np.where(sign * (units - tau) >= 0, half, 1 - half)
 
-        return target
+        return CappingCurve(lambda units: tail(units, -1.0), lambda units: tail(units, 1.0))

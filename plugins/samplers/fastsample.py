@@ -2,35 +2,45 @@
 full version Thm 4.10, Alg. 4.11, Lemma 4.12, and the mixing Lemma 3.2;
 docs/mechanisms.md#fastsample).
 
-The core is clamp(c + Z_t, 0, n), where Z_t is the two-sided geometric of ratio x/(x+1) with
-|Z| > t moved to 0. With d′ = (2x+1)(x+1)^t its scaled CDF F′(c, z) is
+The core is clamp(c + Z_t, 0, n), where Z_t is the two-sided geometric of ratio α = b/a
+(e^ε̃ = a/b, :mod:`.geometric_params`; the paper's a = x + 1, b = x) with |Z| > t moved to 0.
+With d′ = (a+b)·a^t its scaled CDF F′(c, z) is
 
-    x^{c−z}(x+1)^{t+1−(c−z)} − x^{t+1}        for c − t ≤ z < c     (0 below c − t),
-    d′ − x^{z−c+1}(x+1)^{t−(z−c)} + x^{t+1}    for c ≤ z < min(c+t, n),
-    d′                                         for z ≥ min(c + t, n).
+    b^{c−z}·a^{t+1−(c−z)} − b^{t+1}            for c − t ≤ z < c     (0 below c − t),
+    d′ − b^{z−c+1}·a^{t−(z−c)} + b^{t+1}        for c ≤ z < min(c+t, n),
+    d′                                         for z ≥ min(c + t, n),
 
-The mechanism releases the core with probability 1 − γ and Unif([0, n]) otherwise, with
-d = (n+1)·d′/γ and F(c, z) = (z+1)·d′ + (1/γ − 1)(n+1)·F′(c, z) for z < n.
+since d′·Pr[Z ≤ −m] = d′·Pr[Z ≥ m] = b^m·a^{t+1−m} for m ≥ 1. The mechanism releases the core
+with probability 1 − γ and Unif([0, n]) otherwise, with d = (n+1)·d′/γ and
+F(c, z) = (z+1)·d′ + (1/γ − 1)(n+1)·F′(c, z) for z < n.
 
-**Privacy.** The reference GeometricMechanism_{ε̃} has likelihood ratio exactly (x+1)/x, and
-TV(core, reference) ≤ Pr[|Z| > t] = (2x/(2x+1))(x/(x+1))^t. Lemma 3.2 makes the mixture pure
-DP with the same ratio (x+1)/x when that TV is at most tanh(ε̃/4)·(γ/(1−γ))/(n+1), where
-tanh(ε̃/4) = 1/(2x+1) exactly. So t is the smallest integer with 2x·x^t·(1/γ−1)(n+1) ≤ (x+1)^t,
-checked in integers. t is **never capped at n**: the public reference code's cap t ≤ n breaks
+**Privacy.** The reference GeometricMechanism_{ε̃} has likelihood ratio exactly a/b, and
+TV(core, reference) ≤ Pr[|Z| > t] = 2b^{t+1}/((a+b)·a^t). Lemma 3.2 makes the mixture pure DP with
+the same ratio a/b when that TV is at most ((a/b − 1)/(a/b + 1))·(γ/(1−γ))/(n+1), and
+(a/b − 1)/(a/b + 1) = (a − b)/(a + b) exactly. So t is the smallest integer with
+2·b^{t+1}·(1/γ − 1)(n+1) ≤ (a − b)·a^t (for a = x + 1, b = x: the paper's 2x·x^t(1/γ−1)(n+1) ≤
+(x+1)^t), decided exactly. t is **never capped at n**: the public reference code's cap t ≤ n breaks
 privacy (n=3, ε=1/2, γ=1/10 gives a ratio of 5.09; docs/mechanisms.md#fastsample).
+
+**Cost.** F(c, z) is (z+1)·d′ below c − t and (z+1+(1/γ−1)(n+1))·d′ from min(c+t, n) on, so
+M(c, u) is found by one division there and by a binary search over at most 2t values in between,
+each comparison decided from enclosures (:mod:`dpplug.enclosure`), exactly. A sample costs the
+⌈log₂ d⌉ ≈ t·log₂ a + log₂((n+1)/γ) random bits of u and O(log t) short operations.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from gmpy2 import mpq
+from gmpy2 import mpq, mpz
 
-from dpplug.exact import smallest_at_least, smallest_error_bound
+from dpplug.enclosure import Enclosure, Lift
+from dpplug.exact import ceil_div, smallest_error_bound, smallest_reaching
 from dpplug.guarantee import COUNT_SENSITIVITY_1, Accuracy, ErrorBound, Guarantee
 from dpplug.kinds import CountingQuerySampler
 from dpplug.params import Param, Schema, count_bound_param, epsilon_param, unit_fraction
 from dpplug.plugins.samplers.geometric_params import GeometricParams
+from dpplug.plugins.samplers.noise_moments import ClampedNoise
 from dpplug.pmf import Pmf
 
 
@@ -42,7 +52,8 @@ class FastSample(CountingQuerySampler):
         (
             count_bound_param(high=1 << 40),
             epsilon_param(
-                "Guarantee for one count of sensitivity 1; achieved: ln((x+1)/x) as for geosample.",
+                "Guarantee for one count of sensitivity 1; achieved: ln(a/b) ∈ [(63/64)ε, ε] "
+                "as for geosample.",
                 low=mpq(1, 1 << 10),
             ),
             Param(
@@ -65,10 +76,17 @@ class FastSample(CountingQuerySampler):
         self.n: int = self.params["n"]
         self.gamma = unit_fraction(self.params["gamma"])
         self.geometric = GeometricParams.for_epsilon(self.params["epsilon"])
-        x, n, g = self.geometric.x, self.n, int(1 / self.gamma)
-        t = smallest_error_bound(lambda t: mpq(2 * x * x**t * (g - 1) * (n + 1), (x + 1) ** t), 1)
-        self.t = t
-        self.core_d: int = int((2 * x + 1) * (x + 1) ** t)
+        a, b, n, g = self.geometric.a, self.geometric.b, self.n, int(1 / self.gamma)
+
+        def excess(t: int) -> Any:  # the mixing condition holds iff this is ≤ 1
+            return lambda lift: (
+                2 * lift(b) ** (t + 1) * ((g - 1) * (n + 1)) / ((a - b) * lift(a) ** t)
+            )
+
+        self.t = t = smallest_error_bound(excess, 1)
+        self._mix = (g - 1) * (n + 1)  # F = (z+1)·d′ + _mix·F′
+        self._core_d = (a + b) * mpz(a) ** t
+        self.core_d: int = int(self._core_d)
         self.d: int = (n + 1) * self.core_d * g
         self.derived = {**self.geometric.as_dict(), "gamma": self.gamma, "t": t}
 
@@ -76,40 +94,71 @@ class FastSample(CountingQuerySampler):
     def guarantee(self) -> Guarantee:
         return Guarantee(self.geometric.exp_epsilon, 0, COUNT_SENSITIVITY_1)
 
-    def _core_cdf(self, c: int, z: int) -> int:
-        """F′(c, z): d′·Pr[clamp(c + Z_t, 0, n) ≤ z] for 0 ≤ z < n."""
-        x, t = self.geometric.x, self.t
-        if z < c:
+    def _cdf(self, c: int, z: int) -> Any:
+        """A formula of F(c, z) for 0 ≤ z < n (see the module docstring)."""
+        a, b, t, core_d, mix = self.geometric.a, self.geometric.b, self.t, self._core_d, self._mix
+
+        def formula(lift: Lift) -> Any:
             if z < c - t:
-                return 0
-            return int(x ** (c - z) * (x + 1) ** (t + 1 - (c - z)) - x ** (t + 1))
-        if z < min(c + t, self.n):
-            return int(self.core_d - x ** (z - c + 1) * (x + 1) ** (t - (z - c)) + x ** (t + 1))
-        return self.core_d
+                core = lift(0)
+            elif z < c:
+                core = lift(b) ** (c - z) * lift(a) ** (t + 1 - (c - z)) - lift(b) ** (t + 1)
+            elif z < min(c + t, self.n):
+                core = lift(core_d) - lift(b) ** (z - c + 1) * lift(a) ** (t - (z - c))
+                core = core + lift(b) ** (t + 1)
+            else:
+                core = lift(core_d)
+            return (z + 1) * lift(core_d) + mix * core
+
+        return formula
 
     def _scaled_cdf(self, z: int, count: int) -> int:
         if z < 0:
             return 0
         if z >= self.n:
             return self.d
-        g = int(1 / self.gamma)
-        return int((z + 1) * self.core_d + (g - 1) * (self.n + 1) * self._core_cdf(count, z))
+        return int(self._cdf(count, z)(mpz))
 
     def _output(self, count: int, u: int) -> int:
-        return smallest_at_least(lambda z: self._scaled_cdf(z, count), 0, self.n, u)
+        n, t, core_d = self.n, self.t, self.core_d
+        # (z+1)·d′ ≤ F(c, z) ≤ (z+1+mix)·d′, with equality below c − t and from min(c+t, n) on.
+        below = ceil_div(u, core_d) - 1
+        if below < count - t:
+            return below
+        above = below - self._mix
+        if above >= min(count + t, n):
+            return int(min(above, n))
+        low, high = max(0, above, count - t), min(below, count + t, n)
+        return smallest_reaching(
+            lambda z: self._scaled_cdf(z, count),
+            lambda z: self._cdf(count, z)(Enclosure.of) if z < n else Enclosure.of(self.d),
+            low,
+            high,
+            u,
+        )
 
     def _pmf(self, count: int) -> Pmf:
         return self._pmf_from_scaled_cdf(count)
 
+    def _noise_variance(self, count: int) -> float:
+        """(1 − γ)·(truncated, clamped geometric) + γ·Unif([0, n]), in closed form."""
+        a, b, t, gamma = self.geometric.a, self.geometric.b, self.t, self.gamma
+        noise = ClampedNoise(count, self.n)
+        tails = self.geometric.tail(t)(mpq)
+        noise.symmetric(mpq(b, a), (1 - gamma) * mpq(a - b, a + b), t, (1 - gamma) * tails)
+        noise.uniform(-count, self.n - count, gamma)
+        return noise.variance
+
     def _accuracy(self, beta: Any) -> Accuracy:
-        """Smallest a with (1−γ)·Pr[|Z| > a] + γ·(n−a)/(n+1) ≤ β: the core's error is at most
-        |Z| and the uniform part misses by more than a on at most n − a of its n + 1 values.
+        """Smallest m with (1−γ)·Pr[|Z| > m] + γ·(n−m)/(n+1) ≤ β: the core's error is at most
+        |Z| and the uniform part misses by more than m on at most n − m of its n + 1 values.
         For β > γ this is at most the paper's ⌈(2/ε̃)·ln(1/(β−γ))⌉."""
         n, gamma = self.n, self.gamma
 
-        def tail(a: int) -> Any:
-            return (1 - gamma) * self.geometric.tail(a) + gamma * mpq(max(n - a, 0), n + 1)
+        def tail(m: int) -> Any:
+            geometric = self.geometric.tail(m)
+            return lambda lift: (1 - gamma) * geometric(lift) + gamma * mpq(max(n - m, 0), n + 1)
 
-        a = smallest_error_bound(tail, beta, cap=n)
-        bound = ErrorBound(a, beta)
-        return Accuracy(bound, bound, formula="smallest a with (1−γ)·Pr[|Z|>a] + γ(n−a)/(n+1) ≤ β")
+        m = smallest_error_bound(tail, beta, cap=n)
+        bound = ErrorBound(m, beta)
+        return Accuracy(bound, bound, formula="smallest m with (1−γ)·Pr[|Z|>m] + γ(n−m)/(n+1) ≤ β")

@@ -38,6 +38,7 @@ from dpplug.exact import ceil_div, exp_lower, smallest_error_bound
 from dpplug.guarantee import COUNT_SENSITIVITY_1, Accuracy, ErrorBound, Guarantee
 from dpplug.kinds import CountingQuerySampler
 from dpplug.params import Schema, count_bound_param, epsilon_param
+from dpplug.plugins.samplers.noise_moments import ClampedNoise, integer_power_sums
 from dpplug.pmf import Pmf
 from dpplug.randomness import RandomSource
 
@@ -164,22 +165,22 @@ class FixedPointGeometric(CountingQuerySampler):
         return TABLE_SIZE
 
     def _noise(self, u0: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
-        """Z̃ = the smallest j with C(j) > u0, for u0 uniform in [0, 2^63)."""
+        """Z̃ = the smallest j with C(j) > u0, for u0 uniform in [0, 2^63): one binary search in
+        the central table, then plateau arithmetic for the few u0 outside it."""
         n, r, w = self.n, self._radius, self.weights
         centre_end = int(self._centre_cum[-1])
-        central = np.searchsorted(self._centre_cum, u0, side="right") - r
-        left = -(n - 1) + (u0 - w.fold) // w.plateau
-        right = r + 1 + (u0 - centre_end) // w.plateau
-        return np.select(
-            [
-                u0 < w.fold,
-                u0 < self._centre_start,
-                u0 < centre_end,
-                u0 < centre_end + (w.plateau * w.plateau_len),
-            ],
-            [-n, left, central, right],
-            default=n,
-        ).astype(np.int64)
+        noise: npt.NDArray[np.int64] = np.searchsorted(self._centre_cum, u0, side="right") - r
+        outside = np.flatnonzero((u0 < self._centre_start) | (u0 >= centre_end))
+        if outside.size:
+            v = u0[outside]
+            left = -(n - 1) + (v - w.fold) // w.plateau
+            right = r + 1 + (v - centre_end) // w.plateau
+            noise[outside] = np.select(
+                [v < w.fold, v < self._centre_start, v < centre_end + w.plateau * w.plateau_len],
+                [-n, left, right],
+                default=n,
+            )
+        return noise
 
     def _output(self, count: int, u: int) -> int:
         j = int(self._noise(np.array([u - 1], dtype=np.int64))[0])
@@ -193,8 +194,25 @@ class FixedPointGeometric(CountingQuerySampler):
     def _pmf(self, count: int) -> Pmf:
         return self._pmf_from_scaled_cdf(count)
 
+    def _noise_variance(self, count: int) -> float:
+        """Σ W(j)·clamp(j, −c, n − c)^k / 2^63 run by run: the decreasing weights one by one,
+        the plateau by integer power sums, the rest of each side on its clamped end."""
+        w, n = self.weights, self.n
+        top = len(w.decreasing) - 1
+        noise = ClampedNoise(count, n)
+        noise.point(0, mpq(w.decreasing[0], TABLE_SIZE))
+        for sign, reach in ((-1, count), (1, n - count)):
+            for j in range(1, min(reach, top + 1)):
+                noise.point(sign * j, mpq(w.decreasing[j], TABLE_SIZE))
+            plateau = integer_power_sums(top + 1, min(reach - 1, n - 1))
+            noise.run(mpq(w.plateau, TABLE_SIZE), plateau, sign)
+            beyond = sum(w.decreasing[max(reach, 1) :]) + w.fold
+            beyond += w.plateau * max(0, n - max(reach, top + 1))
+            noise.point(sign * reach, mpq(beyond, TABLE_SIZE))
+        return noise.variance
+
     def _sample(self, counts: npt.NDArray[np.int64], source: RandomSource) -> npt.NDArray[np.int64]:
-        u0 = source.bits_array(TABLE_BITS, counts.size).astype(np.int64)
+        u0 = source.bits_array(TABLE_BITS, counts.size).view(np.int64)  # < 2^63: no copy
         noisy: npt.NDArray[np.int64] = np.clip(counts + self._noise(u0), 0, self.n)
         return noisy
 

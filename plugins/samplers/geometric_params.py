@@ -1,10 +1,22 @@
-"""Parameters shared by GeoSample and FastSample (Balcer & Vadhan, full version Thm 4.7 /
-Lemma 4.9).
+"""The rational ratio shared by GeoSample and FastSample (Balcer & Vadhan, full version Thm 4.7,
+Lemma 4.9, Thm 4.10).
 
-A dpplug sampler's ``epsilon`` is its own guarantee for one counting query of sensitivity 1. The
-paper's GeometricMechanism_{n,ε′} is ε′/2-DP for a counting query, so the paper parameter is
-ε′ = 2·epsilon rounded down into ℕ⁻¹ = {1/k}. Then K = ⌈log₂(2/ε′)⌉, x = 2^K and the achieved
-guarantee is e^{ε̃/2} = (x+1)/x exactly, with ε̃ = 2·ln(1+2^-K) ∈ (4ε′/9, ε′].
+Balcer–Vadhan write the two-sided geometric with ratio α = x/(x+1) for x = 2^K, so that its
+scaled CDFs are integers built from powers of x and x + 1. Nothing in Alg. 4.8, Alg. 4.11 or
+their proofs needs x to be a power of two, or the ratio to be (x+1)/x: any rational e^ε̃ = a/b
+(a > b ≥ 1) keeps every scaled CDF an integer, built from powers of a and b (d = (a+b)·a^{n−1}
+for GeoSample), and the privacy ratio of neighbouring counts is exactly a/b. The power of two is
+not needed for strict running time either: d is not a power of two in any case, and U(d) is the
+paper's primitive. Rounding ε down to 1/k and e^ε̃ to (2^K+1)/2^K spent as little as 0.4·ε, and
+ln(3/2) for every ε ≥ 1/2, so dpplug chooses a/b to spend the ε asked for:
+
+    a/b = the rational with the smallest denominator b in [e^{(1−1/64)ε}, e^ε], with the largest
+    numerator a ≤ b·e^ε,
+
+both ends with rigorous directed rounding. So ln(a/b) ≤ ε, and ε̃ = ln(a/b) ≥ (63/64)·ε across the
+whole schema. For ε ≤ 1/64 this is (x+1)/x with x = ⌈1/(e^ε − 1)⌉; from ε ≈ 3.3 on it is
+⌊e^ε⌋/1. The smallest denominator keeps a, and with it every integer the samplers handle, as
+short as the ε̃ allows: log₂ a ≈ log₂(1/ε) + 6 for small ε, and ε·log₂e for large ε.
 """
 
 from __future__ import annotations
@@ -14,33 +26,43 @@ from typing import Any
 
 from gmpy2 import mpq
 
-from dpplug.exact import ceil_log2
-from dpplug.params import unit_fraction
+from dpplug.enclosure import Lift
+from dpplug.exact import ceil_log2, exp_lower, exp_upper, simplest_between
+
+#: The share of ε the ratio may leave unspent: ε̃ ≥ (1 − SLACK)·ε.
+SLACK = mpq(1, 64)
 
 
 @dataclass(frozen=True)
 class GeometricParams:
-    """ε′ ∈ ℕ⁻¹ (the paper's ε), K and x = 2^K; the ratio α = x/(x+1) of the geometric."""
+    """e^ε̃ = a/b: the two-sided geometric Z with Pr[Z = z] ∝ (b/a)^{|z|} (BV's x + 1 and x)."""
 
-    paper_epsilon: Any  # mpq, 1/k
-    K: int
-    x: int
+    a: int
+    b: int
 
     @classmethod
     def for_epsilon(cls, epsilon: Any) -> GeometricParams:
-        paper_epsilon = unit_fraction(min(2 * mpq(epsilon), mpq(1)))
-        K = ceil_log2(2 / paper_epsilon)
-        return cls(paper_epsilon, K, 1 << K)
+        epsilon = mpq(epsilon)
+        bits = 64 + max(0, ceil_log2(1 / epsilon))
+        high = exp_lower(epsilon, bits)  # ≤ e^ε
+        low = exp_upper((1 - SLACK) * epsilon, bits)  # ≥ e^{(1−SLACK)ε}
+        b = int(simplest_between(low, high).denominator)
+        ratio = mpq(int(high * b), b)  # the largest numerator: a/b ≤ high ≤ e^ε
+        return cls(int(ratio.numerator), int(ratio.denominator))
 
     @property
     def exp_epsilon(self) -> Any:
-        """(x+1)/x = e^{ε̃/2}: the exact per-count likelihood-ratio bound."""
-        return mpq(self.x + 1, self.x)
+        """a/b = e^ε̃: the exact per-count likelihood-ratio bound."""
+        return mpq(self.a, self.b)
 
-    def tail(self, a: int) -> Any:
-        """Pr[|Z| > a] = 2x·x^a / ((2x+1)(x+1)^a) for the two-sided geometric Z of ratio x/(x+1)."""
-        x = self.x
-        return mpq(2 * x * x**a, (2 * x + 1) * (x + 1) ** a)
+    def tail(self, m: int) -> Any:
+        """A formula of Pr[|Z| > m] = 2α^{m+1}/(1+α) = 2b^{m+1}/((a+b)·a^m), α = b/a."""
+        a, b = self.a, self.b
+
+        def formula(lift: Lift) -> Any:
+            return 2 * lift(b) ** (m + 1) / ((lift(a) + lift(b)) * lift(a) ** m)
+
+        return formula
 
     def as_dict(self) -> dict[str, Any]:
-        return {"paper_epsilon": self.paper_epsilon, "K": self.K, "x": self.x}
+        return {"a": self.a, "b": self.b}

@@ -26,7 +26,7 @@ from dpplug.release_law import release_law
 RELEASING = {
     "universe": "range:0:2",
     "n": 3,
-    "epsilon": 2,
+    "epsilon": Fraction(41, 50),  # geosample at ε = 41/100: e^ε̃ = 3/2 exactly, d = 5·3²
     "delta": Fraction(3, 10),
     "sampler": "geosample",
 }

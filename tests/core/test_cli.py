@@ -52,7 +52,7 @@ def test_describe_shows_parameters_guarantee_and_reference(
     assert status == 0
     assert [p["name"] for p in info["parameters"]] == ["n", "epsilon"]
     assert "Alg. 4.8" in info["reference"]
-    assert info["example"]["guarantee"]["exp_epsilon"] == "3/2"
+    assert info["example"]["guarantee"]["exp_epsilon"] == "18/11"  # e^ε̃ for ε = 1/2
     status, out, _ = run(
         capsys,
         "describe",
@@ -64,7 +64,7 @@ def test_describe_shows_parameters_guarantee_and_reference(
         "--param",
         "gamma=0.01",
     )
-    assert status == 0 and "ln(5/4)" in out and "t=" in out
+    assert status == 0 and "ln(32/25)" in out and "t=" in out
 
 
 def test_sample_is_reproducible_with_a_seed(capsys: pytest.CaptureFixture[str]) -> None:

@@ -275,7 +275,7 @@ def test_compact_from_bytes_fuzz(data: bytes) -> None:
 # --- the empty-bin law M₀ ----------------------------------------------------------------------
 
 SAMPLERS = {
-    "geosample": {"n": 3, "epsilon": Fraction(1, 2)},
+    "geosample": {"n": 3, "epsilon": Fraction(41, 100)},  # e^ε̃ = 3/2, d = 5·3² = 45
     "fastsample": {"n": 3, "epsilon": Fraction(1, 2), "gamma": Fraction(1, 10)},
     "fixedpoint-geometric": {"n": 4, "epsilon": Fraction(1, 3)},
 }

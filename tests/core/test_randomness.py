@@ -1,9 +1,12 @@
-"""Random sources: exact uniform integers, draw counting, seeded reproducibility."""
+"""Random sources: exact uniform integers, draw counting, seeded reproducibility, and the
+default source's keystream construction (known answers, fork, copies, threads)."""
 
 from __future__ import annotations
 
+import copy as copy_module
 import os
 import pickle
+import threading
 from collections import Counter
 
 import numpy as np
@@ -11,7 +14,8 @@ import pytest
 from scipy import stats
 
 import dpplug
-from dpplug.randomness import default_source
+from dpplug import randomness
+from dpplug.randomness import default_source, keystream
 
 
 def test_seeded_sources_are_reproducible_and_distinct() -> None:
@@ -82,18 +86,177 @@ def test_the_default_source_is_the_os_csprng() -> None:
         dpplug.SeededSource(-1)
 
 
-def test_prefetched_bytes_are_never_shared() -> None:
-    """A prefetching SystemSource serves its buffer in order; neither a pickled copy nor a forked
-    child may serve the bytes still pending in the original (their draws would be equal)."""
-    source = dpplug.SystemSource(prefetch=64)
+# RFC 8439, Appendix A.1, test vector 1: ChaCha20 block 0 for the zero key and zero nonce.
+RFC8439_A1_1 = bytes.fromhex(
+    "76b8e0ada0f13d90405d6ae55386bd28bdd219b8a08ded1aa836efcc8b770dc7"
+    "da41597c5157488d7724e03fb8d84a376a43b8f41518a11cc387b669b2ee6586"
+)
+
+
+def chacha20(key: bytes, length: int) -> bytes:
+    """ChaCha20 keystream (RFC 8439 §2.3–2.4, block counter and nonce 0) in pure Python: an
+    independent reference for the OpenSSL one the source uses."""
+    mask = 0xFFFFFFFF
+
+    def rotl(x: int, n: int) -> int:
+        return ((x << n) | (x >> (32 - n))) & mask
+
+    def quarter(s: list[int], a: int, b: int, c: int, d: int) -> None:
+        s[a] = (s[a] + s[b]) & mask
+        s[d] = rotl(s[d] ^ s[a], 16)
+        s[c] = (s[c] + s[d]) & mask
+        s[b] = rotl(s[b] ^ s[c], 12)
+        s[a] = (s[a] + s[b]) & mask
+        s[d] = rotl(s[d] ^ s[a], 8)
+        s[c] = (s[c] + s[d]) & mask
+        s[b] = rotl(s[b] ^ s[c], 7)
+
+    words = [int.from_bytes(key[i : i + 4], "little") for i in range(0, 32, 4)]
+    out = b""
+    for counter in range(-(-length // 64)):
+        state = [0x61707865, 0x3320646E, 0x79622D32, 0x6B206574, *words, counter, 0, 0, 0]
+        work = list(state)
+        for _ in range(10):
+            for a, b, c, d in ((0, 4, 8, 12), (1, 5, 9, 13), (2, 6, 10, 14), (3, 7, 11, 15)):
+                quarter(work, a, b, c, d)
+            for a, b, c, d in ((0, 5, 10, 15), (1, 6, 11, 12), (2, 7, 8, 13), (3, 4, 9, 14)):
+                quarter(work, a, b, c, d)
+        mixed = (((x + y) & mask).to_bytes(4, "little") for x, y in zip(work, state, strict=True))
+        out += b"".join(mixed)
+    return out[:length]
+
+
+def xor(a: bytes, b: bytes) -> bytes:
+    return bytes(x ^ y for x, y in zip(a, b, strict=True))
+
+
+def test_reference_chacha20_matches_rfc8439() -> None:
+    assert chacha20(bytes(32), 64) == RFC8439_A1_1
+
+
+@pytest.mark.parametrize("count", [0, 1, 32, 200, 1000])
+def test_keystream_known_answers(count: int) -> None:
+    """One refill: the next key is keystream[0:32] XOR the fresh OS bytes, the output the
+    count bytes after it, for the zero key (RFC 8439 A.1) and a random key."""
+    fresh = bytes(range(32))
+    next_key, out = keystream(bytes(32), fresh, count)
+    assert next_key == xor(RFC8439_A1_1[:32], fresh)
+    assert bytes(out) == chacha20(bytes(32), 32 + count)[32:]
+    if count >= 32:
+        assert bytes(out[:32]) == RFC8439_A1_1[32:]
+    key = bytes.fromhex("00112233445566778899aabbccddeeff" * 2)
+    next_key, out = keystream(key, bytes(32), count)
+    stream = chacha20(key, 32 + count)
+    assert next_key == stream[:32] and bytes(out) == stream[32:]
+
+
+def test_system_source_serves_the_keyed_chain(monkeypatch: pytest.MonkeyPatch) -> None:
+    """With the OS bytes scripted, the source serves exactly K₀'s keystream after its first 32
+    bytes, then K₁ = those 32 bytes XOR fresh entropy, and so on; bulk requests get a refill of
+    their own; draws are counted as for any source."""
+    entropy = iter(bytes([i]) * 32 for i in range(1, 100))
+    monkeypatch.setattr(randomness.os, "urandom", lambda n: next(entropy)[:n])
+    source = dpplug.SystemSource(prefetch=256)
+    key = bytes([1]) * 32
+    served = b"".join(source.random_bytes(k) for k in (100, 28, 128))  # exactly one refill
+    stream = chacha20(key, 32 + 256)
+    assert served == stream[32:]
+    key = xor(stream[:32], bytes([2]) * 32)
+    stream = chacha20(key, 32 + 256)
+    assert source.random_bytes(8) == stream[32:40]
+    assert source.bits(64) == int.from_bytes(stream[40:48], "little")
+    assert source.draws == 1
+    big = source.random_bytes(1000)  # > prefetch / 2: a keystream of its own, under K₂
+    key = xor(stream[:32], bytes([3]) * 32)
+    bulk = chacha20(key, 32 + 1000)
+    assert big == bulk[32:]
+    # The pending bytes of K₁'s refill are served first; the next refill is under K₃.
+    assert source.random_bytes(8) + source.random_bytes(128) == stream[48:184]
+    assert source.random_bytes(104) == stream[184:]
+    key = xor(bulk[:32], bytes([4]) * 32)
+    assert source.random_bytes(8) == chacha20(key, 40)[32:]
+
+
+def test_served_bytes_are_erased_from_the_buffer() -> None:
+    source = dpplug.SystemSource()
+    source.random_bytes(24)
+    assert bytes(source._buffer[:24]) == bytes(24)
+    assert any(source._buffer[24:64])
+
+
+def test_copies_never_repeat_the_stream() -> None:
+    """Pickled and copied sources carry neither the key nor pending bytes: they start from a new
+    OS key (their bytes would otherwise equal the original's); the draw count is kept."""
+    source = dpplug.SystemSource()
     source.bits(63)
-    pending = source._buffer[8:]
-    assert len(pending) == 56
-    copy = pickle.loads(pickle.dumps(source))
-    assert copy._buffer == b"" and copy.prefetch == 64
+    state = source.__getstate__()
+    assert set(state) == {"draws", "prefetch"}
+    for copy in (
+        pickle.loads(pickle.dumps(source)),
+        copy_module.copy(source),
+        copy_module.deepcopy(source),
+    ):
+        assert copy.draws == 1 and copy.prefetch == source.prefetch
+        assert copy._key != source._key
+        assert copy.random_bytes(64) != source.random_bytes(64)
+
+
+def test_a_forked_child_never_repeats_the_parent() -> None:
+    """The child reseeds before it runs: its bytes are not the ones still pending in the
+    parent's buffer, nor what the parent serves next."""
+    source = dpplug.SystemSource()
+    source.random_bytes(8)
+    read, write = os.pipe()
     pid = os.fork()
-    if pid == 0:  # the child: no pending bytes inherited
-        os._exit(0 if source._buffer == b"" else 1)
+    if pid == 0:  # the child
+        os.write(write, source.random_bytes(64))
+        os._exit(0)
+    os.close(write)
+    child = b""
+    while len(child) < 64:
+        chunk = os.read(read, 64 - len(child))
+        assert chunk
+        child += chunk
+    os.close(read)
     _, status = os.waitpid(pid, 0)
     assert os.waitstatus_to_exitcode(status) == 0
-    assert source.random_bytes(8) == pending[:8]  # the parent goes on where it was
+    parent = source.random_bytes(4096)
+    assert child[:8] not in parent and child != parent[:64]
+
+
+def test_threads_never_share_bytes() -> None:
+    """Concurrent draws from one source are all distinct 64-bit values (a race serving the same
+    buffer position twice would repeat one)."""
+    source = dpplug.SystemSource(prefetch=4096)
+    results: list[list[int]] = [[], [], [], []]
+
+    def draw(out: list[int]) -> None:
+        for _ in range(5000):
+            out.append(source.bits(64))
+
+    threads = [threading.Thread(target=draw, args=(r,)) for r in results]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    values = [v for r in results for v in r]
+    assert len(set(values)) == len(values) == 20000
+    assert source.draws == 20000
+
+
+def test_system_source_bytes_look_uniform() -> None:
+    """Byte frequencies of 2^20 bytes: χ² test at false-alarm 1e-6 (the OS seeds it, so the test
+    is not reproducible, but it fails with probability 1e-6 for a uniform stream); power: a
+    stream with one byte value 1% more frequent is rejected."""
+    data = np.frombuffer(dpplug.SystemSource().random_bytes(1 << 20), dtype=np.uint8)
+    counts = np.bincount(data, minlength=256)
+    assert stats.chisquare(counts).pvalue > 1e-6
+    biased = counts.copy()
+    biased[0] += (1 << 20) // 256 // 4
+    assert stats.chisquare(biased).pvalue < 1e-6
+
+
+@pytest.mark.parametrize("prefetch", [0, 255, -1, 1.5, True, 65537])
+def test_prefetch_must_be_between_256_and_65536(prefetch: object) -> None:
+    with pytest.raises(dpplug.BadParameter):
+        dpplug.SystemSource(prefetch=prefetch)  # type: ignore[arg-type]

@@ -12,7 +12,15 @@ import numpy as np
 import pytest
 from gmpy2 import mpq
 from scipy.stats import binomtest
-from selector_support import TGT, case_id, grid_cases, grid_selector, selector
+from selector_support import (
+    TGT,
+    case_id,
+    exp_lower_bound,
+    exp_upper_bound,
+    grid_cases,
+    grid_selector,
+    selector,
+)
 
 import dpplug
 from dpplug.plugins.partition.optimal import keep_probabilities
@@ -193,3 +201,30 @@ def test_public_needs_public_threshold() -> None:
     assert source.draws == 0
     t = selector(TGT, epsilon=1, delta=Fraction(1, 1000), public_threshold=3)
     assert t.select([1, 2, 3], source).keep.shape == (3,)  # public is optional
+
+
+def test_within_one_millionth_of_optimal_at_the_issue_point() -> None:
+    """ε = 1, δ = 10⁻¹⁰. Thm 5 holds exactly for any rational L: δ′ = Pr[X = k] makes
+    (L + 2δ′ − 1)/((L + 1)δ′) = L^k, so the keep probability is exactly the optimal π at
+    (ln L, δ′). With e^ε rounded to 2^-40·ε relative (11 bits before: 2783/1024, 1.1·10⁻³ below
+    π at ε), it is within 10⁻⁶ of the optimal π at ε itself and δ′, pointwise: between π at
+    rigorous bounds L_lo ≤ e ≤ L_hi (π grows with L). The δ asked for is not all spent: k must be
+    an integer, so δ′ = 4.7·10⁻¹¹ here, and the optimal π at (ε, δ) itself is up to 0.30 higher;
+    that gap is the truncated geometric's, not the rounding's."""
+    s = selector(TGT, epsilon=Fraction(1), delta=Fraction(1, 10**10))
+    L, k, dp = s.per_partition.exp_epsilon, s.k, s.per_partition.delta
+    assert (L + 2 * dp - 1) / ((L + 1) * dp) == L**k  # Thm 5's condition, exactly
+    own = keep_probabilities(L, dp)
+    low = keep_probabilities(exp_lower_bound(1), dp)
+    high = keep_probabilities(exp_upper_bound(1), dp)
+    assert len(own) == 2 * k + 2  # π reaches 1 at n = 2k + 1, as the thresholding does
+
+    def at(curve: list[Any], n: int) -> Any:
+        return curve[min(n, len(curve) - 1)]
+
+    for n in range(2 * k + 3):
+        pi = s.keep_probability(n)
+        assert pi == at(own, n)
+        assert at(high, n) - 1e-6 <= pi <= at(high, n) and at(low, n) - 1e-6 <= pi
+    assert max(at(high, n) - at(own, n) for n in range(2 * k + 3)) < 1e-9
+    assert 4.7e-11 < dp < 4.8e-11

@@ -1,5 +1,5 @@
-"""FastSample (Balcer–Vadhan Alg. 4.11 + Lemma 3.2; docs/mechanisms.md) against an independent
-closed form, and the capped-t pitfall of the public reference code."""
+"""FastSample (Balcer–Vadhan Alg. 4.11 + Lemma 3.2 with the ratio a/b; docs/mechanisms.md)
+against an independent closed form, and the capped-t pitfall of the public reference code."""
 
 from __future__ import annotations
 
@@ -7,13 +7,14 @@ import math
 from fractions import Fraction
 from typing import Any
 
-import gmpy2
 import pytest
-from gmpy2 import mpq
+from geometric_support import expected_ratio, spends_its_budget, tail, two_sided
+from gmpy2 import mpq, mpz
 
 import dpplug
 from dpplug.conformance.divergence import max_likelihood_ratio
 from dpplug.conformance.probes.sampler import sampler_privacy
+from dpplug.plugins.samplers.geometric_params import GeometricParams
 
 FASTSAMPLE = dpplug.registry().get("fastsample").cls
 CASES = [
@@ -32,36 +33,26 @@ def frac(value: Any) -> Fraction:
     return Fraction(value)
 
 
-def geosample_x(epsilon: Any) -> int:
-    """x = 2^K for the smallest K ≥ 1 with 1/x ≤ ε (as for GeoSample)."""
-    x = 2
-    while Fraction(1, x) > Fraction(epsilon):
-        x *= 2
-    return x
-
-
 def unit_gamma(gamma: Any) -> Fraction:
     """γ rounded down into 1/ℕ."""
     return Fraction(1, math.ceil(1 / Fraction(gamma)))
 
 
-def fastsample_law(n: int, x: int, gamma: Fraction, t: int, c: int) -> dict[int, Fraction]:
+def fastsample_law(n: int, a: int, b: int, gamma: Fraction, t: int, c: int) -> dict[int, Fraction]:
     """(1−γ)·clamp(c + Z_t, 0, n) + γ·Unif[0, n], Z_t = Z with |Z| > t moved to 0."""
-    alpha = Fraction(x, x + 1)
-    noise = {j: Fraction(1, 2 * x + 1) * alpha ** abs(j) for j in range(-t, t + 1)}
-    noise[0] += 2 * alpha ** (t + 1) / (1 + alpha)  # Pr[|Z| > t]
+    noise = {j: two_sided(a, b, j) for j in range(-t, t + 1)}
+    noise[0] += tail(a, b, t)  # Pr[|Z| > t]
     law = {z: gamma / (n + 1) for z in range(n + 1)}
     for j, p in noise.items():
         law[min(max(c + j, 0), n)] += (1 - gamma) * p
     return law
 
 
-def a5_condition(n: int, x: int, gamma: Fraction, t: int) -> bool:
-    """The mixing lemma (docs/mechanisms.md#fastsample) with e^ε = (x+1)/x and Unif([0, n]):
-    TV ≤ ((e^ε−1)/(e^ε+1))·γ/(1−γ)/(n+1), TV bounded by Pr[|Z| > t] = (2x/(2x+1))·(x/(x+1))^t."""
-    e = Fraction(x + 1, x)
-    tv = Fraction(2 * x, 2 * x + 1) * Fraction(x, x + 1) ** t
-    return tv <= (e - 1) / (e + 1) * gamma / (1 - gamma) / (n + 1)
+def a5_condition(n: int, a: int, b: int, gamma: Fraction, t: int) -> bool:
+    """The mixing lemma (docs/mechanisms.md#fastsample) with e^ε = a/b and Unif([0, n]):
+    TV ≤ ((e^ε−1)/(e^ε+1))·γ/(1−γ)/(n+1), TV bounded by Pr[|Z| > t]."""
+    e = Fraction(a, b)
+    return tail(a, b, t) <= (e - 1) / (e + 1) * gamma / (1 - gamma) / (n + 1)
 
 
 def create(case: dict[str, Any]) -> Any:
@@ -71,17 +62,18 @@ def create(case: dict[str, Any]) -> Any:
 @pytest.mark.parametrize("case", CASES)
 def test_parameters_guarantee_and_uncapped_t(case: dict[str, Any]) -> None:
     sampler = create(case)
-    n, x, gamma, t = case["n"], geosample_x(case["epsilon"]), unit_gamma(case["gamma"]), sampler.t
-    assert sampler.derived["x"] == x and sampler.derived["t"] == t
+    n, gamma, t = case["n"], unit_gamma(case["gamma"]), sampler.t
+    a, b = expected_ratio(case["epsilon"])
+    assert (sampler.derived["a"], sampler.derived["b"]) == (a, b)
+    assert sampler.derived["t"] == t
     assert frac(sampler.derived["gamma"]) == gamma
-    assert frac(sampler.guarantee.exp_epsilon) == Fraction(x + 1, x)
+    assert frac(sampler.guarantee.exp_epsilon) == Fraction(a, b)
     assert sampler.guarantee.delta == 0
-    with gmpy2.context(precision=512, round=gmpy2.RoundDown):  # a rigorous lower bound on e^ε
-        assert sampler.guarantee.exp_epsilon <= mpq(gmpy2.exp(gmpy2.mpfr(mpq(case["epsilon"]))))
+    assert spends_its_budget(a, b, case["epsilon"])
     # t is the smallest truncation satisfying the mixing condition, never capped at n.
-    assert a5_condition(n, x, gamma, t)
-    assert t == 0 or not a5_condition(n, x, gamma, t - 1)
-    assert sampler.d == (n + 1) * (2 * x + 1) * (x + 1) ** t / gamma
+    assert a5_condition(n, a, b, gamma, t)
+    assert t == 0 or not a5_condition(n, a, b, gamma, t - 1)
+    assert sampler.d == (n + 1) * (a + b) * a**t / gamma
 
 
 def test_t_exceeds_n_when_the_condition_needs_it() -> None:
@@ -92,9 +84,10 @@ def test_t_exceeds_n_when_the_condition_needs_it() -> None:
 @pytest.mark.parametrize("case", CASES)
 def test_pmf_is_the_mixture_of_the_truncated_core_and_uniform(case: dict[str, Any]) -> None:
     sampler = create(case)
-    n, x, gamma = case["n"], geosample_x(case["epsilon"]), unit_gamma(case["gamma"])
+    n, gamma = case["n"], unit_gamma(case["gamma"])
+    a, b = sampler.derived["a"], sampler.derived["b"]
     for c in range(n + 1):
-        expected = fastsample_law(n, x, gamma, sampler.derived["t"], c)
+        expected = fastsample_law(n, a, b, gamma, sampler.derived["t"], c)
         assert sum(expected.values()) == 1
         pmf = sampler.pmf(c)
         assert pmf.tail_ratio is None and pmf.total() == 1
@@ -109,27 +102,31 @@ def test_exact_privacy(case: dict[str, Any]) -> None:
 
 
 class CappedFastSample(FASTSAMPLE):
-    """The public reference code's variant: t = min(t₀, n) (docs/mechanisms.md#fastsample)."""
+    """The public reference code's variant: the paper's ratio (x+1)/x, x = 4 for ε = 1/4, and
+    t = min(t₀, n) (docs/mechanisms.md#fastsample)."""
 
     def __init__(self, **params: object) -> None:
         super().__init__(**params)
-        x, g = self.geometric.x, int(1 / self.gamma)
+        self.geometric = GeometricParams(5, 4)
+        g = int(1 / self.gamma)
         self.t = min(self.t, self.n)
-        self.core_d = (2 * x + 1) * (x + 1) ** self.t
+        self._mix = (g - 1) * (self.n + 1)
+        self._core_d = 9 * mpz(5) ** self.t
+        self.core_d = int(self._core_d)
         self.d = (self.n + 1) * self.core_d * g
-        self.derived = {**self.derived, "t": self.t}
+        self.derived = {**self.derived, "a": 5, "b": 4, "t": self.t}
 
 
 def test_capping_t_at_n_breaks_privacy_but_the_plugin_does_not() -> None:
-    params = {"n": 3, "epsilon": Fraction(1, 4), "gamma": Fraction(1, 10)}  # paper ε′ = 1/2
+    params = {"n": 3, "epsilon": Fraction(1, 4), "gamma": Fraction(1, 10)}
     capped, real = CappedFastSample(**params), create(params)
-    bound = real.guarantee.exp_epsilon
-    assert capped.guarantee.exp_epsilon == bound == mpq(5, 4)
+    bound = capped.guarantee.exp_epsilon
+    assert bound == mpq(5, 4) and real.guarantee.exp_epsilon == mpq(32, 25)
     # The capped variant is still a correct sampler of its own (wrong) law ...
     for c in range(4):
         assert capped.pmf(c).total() == 1
         assert {z: frac(p) for z, p in capped.pmf(c).items()} == fastsample_law(
-            3, 4, Fraction(1, 10), 3, c
+            3, 5, 4, Fraction(1, 10), 3, c
         )
     # ... but that law is far from private: the tails moved to c separate neighbouring counts.
     ratio = max(max_likelihood_ratio(capped.pmf(c), capped.pmf(c + 1)) for c in range(3))
@@ -181,7 +178,8 @@ def test_accuracy_bound_holds_and_matches_its_formula(case: dict[str, Any], beta
     """(a, β): every count's exact tail Pr[|M(c,U) − c| > a] ≤ β; a is the smallest a with
     (1−γ)·Pr[|Z| > a] + γ(n−a)/(n+1) ≤ β (core error ≤ |Z|, uniform misses on ≤ n−a values)."""
     sampler = create(case)
-    n, x, gamma = case["n"], geosample_x(case["epsilon"]), unit_gamma(case["gamma"])
+    n, gamma = case["n"], unit_gamma(case["gamma"])
+    ra, rb = sampler.derived["a"], sampler.derived["b"]
     a = sampler.accuracy(beta).per_query.a
     assert 0 <= a <= n
     for c in range(n + 1):
@@ -189,8 +187,7 @@ def test_accuracy_bound_holds_and_matches_its_formula(case: dict[str, Any], beta
         assert sum(frac(p) for z, p in pmf.items() if abs(z - c) > a) <= beta
 
     def bound(a: int) -> Fraction:
-        alpha = Fraction(x, x + 1)
-        return (1 - gamma) * 2 * alpha ** (a + 1) / (1 + alpha) + gamma * Fraction(n - a, n + 1)
+        return (1 - gamma) * tail(ra, rb, a) + gamma * Fraction(n - a, n + 1)
 
     assert a == n or bound(a) <= beta
     assert a == 0 or bound(a - 1) > beta

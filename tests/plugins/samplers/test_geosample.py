@@ -8,6 +8,7 @@ from typing import Any
 
 import gmpy2
 import pytest
+from geometric_support import expected_ratio, spends_its_budget, tail, two_sided
 from gmpy2 import mpq
 
 import dpplug
@@ -30,36 +31,23 @@ def frac(value: Any) -> Fraction:
     return Fraction(value)
 
 
-def geosample_x(epsilon: Any) -> int:
-    """x = 2^K for the smallest K ≥ 1 with 1/x ≤ ε (paper ε′ = 2ε rounded down into 1/ℕ)."""
-    x = 2
-    while Fraction(1, x) > Fraction(epsilon):
-        x *= 2
-    return x
-
-
-def clamped_geometric(n: int, x: int, c: int) -> dict[int, Fraction]:
-    """clamp(c + Z, 0, n) for Z two-sided geometric of ratio α = x/(x+1) (docs/mechanisms.md)."""
-    alpha = Fraction(x, x + 1)
-    law = {z: Fraction(1, 2 * x + 1) * alpha ** abs(z - c) for z in range(1, n)}
+def clamped_geometric(n: int, a: int, b: int, c: int) -> dict[int, Fraction]:
+    """clamp(c + Z, 0, n) for Z two-sided geometric of ratio α = b/a (docs/mechanisms.md)."""
+    alpha = Fraction(b, a)
+    law = {z: two_sided(a, b, z - c) for z in range(1, n)}
     law[0] = alpha**c / (1 + alpha)  # Pr[Z ≤ −c]
     law[n] = alpha ** (n - c) / (1 + alpha)  # Pr[Z ≥ n − c]
     return law
-
-
-def unclamped_tail(x: int, a: int) -> Fraction:
-    """Pr[|Z| > a] = 2α^{a+1}/(1+α)."""
-    alpha = Fraction(x, x + 1)
-    return 2 * alpha ** (a + 1) / (1 + alpha)
 
 
 def create(case: dict[str, Any]) -> Any:
     return dpplug.create("geosample", **case)
 
 
-def test_guarantee_for_epsilon_one_half_is_three_halves() -> None:
+def test_guarantee_for_epsilon_one_half_is_eighteen_elevenths() -> None:
+    """The simplest rational in [e^{(63/64)/2}, e^{1/2}] is 18/11 (not BV's 3/2 = e^0.405)."""
     sampler = create({"n": 12, "epsilon": Fraction(1, 2)})
-    assert sampler.guarantee.exp_epsilon == mpq(3, 2)
+    assert sampler.guarantee.exp_epsilon == mpq(18, 11)
     assert sampler.guarantee.delta == 0
     assert sampler.guarantee.neighbouring == dpplug.COUNT_SENSITIVITY_1
     with gmpy2.context(precision=512, round=gmpy2.RoundDown):
@@ -67,22 +55,21 @@ def test_guarantee_for_epsilon_one_half_is_three_halves() -> None:
 
 
 @pytest.mark.parametrize("case", CASES)
-def test_guarantee_is_x_plus_one_over_x_and_at_most_e_to_epsilon(case: dict[str, Any]) -> None:
+def test_guarantee_is_the_simplest_ratio_spending_the_budget(case: dict[str, Any]) -> None:
     sampler = create(case)
-    x = geosample_x(case["epsilon"])
-    assert sampler.derived["x"] == x
-    assert frac(sampler.guarantee.exp_epsilon) == Fraction(x + 1, x)
-    with gmpy2.context(precision=512, round=gmpy2.RoundDown):  # a rigorous lower bound on e^ε
-        assert sampler.guarantee.exp_epsilon <= mpq(gmpy2.exp(gmpy2.mpfr(mpq(case["epsilon"]))))
-    assert sampler.d == (2 * x + 1) * (x + 1) ** (case["n"] - 1)
+    a, b = expected_ratio(case["epsilon"])
+    assert (sampler.derived["a"], sampler.derived["b"]) == (a, b)
+    assert frac(sampler.guarantee.exp_epsilon) == Fraction(a, b)
+    assert spends_its_budget(a, b, case["epsilon"])
+    assert sampler.d == (a + b) * a ** (case["n"] - 1)
 
 
 @pytest.mark.parametrize("case", CASES)
 def test_pmf_is_the_clamped_geometric(case: dict[str, Any]) -> None:
     sampler = create(case)
-    n, x = case["n"], geosample_x(case["epsilon"])
+    n, a, b = case["n"], sampler.derived["a"], sampler.derived["b"]
     for c in range(n + 1):
-        expected = clamped_geometric(n, x, c)
+        expected = clamped_geometric(n, a, b, c)
         assert sum(expected.values()) == 1
         pmf = sampler.pmf(c)
         assert pmf.tail_ratio is None and pmf.total() == 1
@@ -95,21 +82,21 @@ def test_exact_privacy_and_tight_ratio(case: dict[str, Any]) -> None:
     report = sampler_privacy(sampler)
     assert report.passed, report.failures
     assert report.totals_exact and report.pairs == case["n"]
-    # The clamped geometric attains (x+1)/x exactly (at an interior or end output).
+    # The clamped geometric attains a/b exactly (at an interior or end output).
     assert report.worst_ratio == sampler.guarantee.exp_epsilon
 
 
 @pytest.mark.parametrize(
     "case",
     [
-        {"n": 1, "epsilon": 1},
-        {"n": 3, "epsilon": Fraction(1, 2)},
-        {"n": 2, "epsilon": Fraction(1, 4)},
+        {"n": 1, "epsilon": 1},  # a/b = 19/7, d = 26
+        {"n": 3, "epsilon": Fraction(1, 2)},  # a/b = 18/11, d = 29·18²
+        {"n": 2, "epsilon": Fraction(1, 4)},  # a/b = 32/25, d = 57·32
     ],
 )
 def test_enumerating_every_u_reproduces_the_pmf(case: dict[str, Any]) -> None:
     sampler = create(case)
-    assert sampler.d <= 2000
+    assert sampler.d <= 10_000
     for c in range(case["n"] + 1):
         outputs = [sampler(c, u) for u in range(1, sampler.d + 1)]
         assert outputs == sorted(outputs)  # M(c, u) is non-decreasing in u
@@ -141,13 +128,13 @@ def test_scaled_cdf_and_inverse_cdf_boundaries(case: dict[str, Any]) -> None:
 @pytest.mark.parametrize("beta", BETAS)
 def test_accuracy_is_the_smallest_a(case: dict[str, Any], beta: Fraction) -> None:
     sampler = create(case)
-    n, x = case["n"], geosample_x(case["epsilon"])
+    n, ra, rb = case["n"], sampler.derived["a"], sampler.derived["b"]
     a = sampler.accuracy(beta).per_query.a
     assert 0 <= a <= n
     for c in range(n + 1):
         pmf = sampler.pmf(c)
         assert sum(frac(p) for z, p in pmf.items() if abs(z - c) > a) <= beta
     if a > 0:  # one less would fail for the unclamped noise (the bound for large n)
-        assert unclamped_tail(x, a - 1) > beta
+        assert tail(ra, rb, a - 1) > beta
     if a < n:
-        assert unclamped_tail(x, a) <= beta
+        assert tail(ra, rb, a) <= beta
