@@ -10,4 +10,5 @@ DEFAULT_PLUGINS = (
     "dpplug.plugins.samplers",
     "dpplug.plugins.partition",
     "dpplug.plugins.histograms",
+    "dpplug.plugins.queries",
 )

@@ -12,20 +12,23 @@ from dpplug.kinds.histogram_releaser import (
     TrueCounts,
 )
 from dpplug.kinds.partition_selector import PARTITION_SELECTOR, PartitionSelector, Selection
+from dpplug.kinds.query_releaser import QUERY_RELEASER, QueryReleaser
 from dpplug.kinds.sampler import SAMPLER, UNBOUNDED_COUNT, CountingQuerySampler
 
-KINDS: tuple[Kind, ...] = (SAMPLER, PARTITION_SELECTOR, HISTOGRAM_RELEASER)
+KINDS: tuple[Kind, ...] = (SAMPLER, PARTITION_SELECTOR, HISTOGRAM_RELEASER, QUERY_RELEASER)
 
 __all__ = [
     "HISTOGRAM_RELEASER",
     "KINDS",
     "PARTITION_SELECTOR",
+    "QUERY_RELEASER",
     "SAMPLER",
     "UNBOUNDED_COUNT",
     "CountingQuerySampler",
     "HistogramReleaser",
     "Kind",
     "PartitionSelector",
+    "QueryReleaser",
     "Selection",
     "TrueCounts",
 ]

@@ -1,0 +1,169 @@
+"""The accuracy of the sparse projection (Blum & Roth, "Fast Private Data Release Algorithms for
+Sparse Queries", RANDOM 2013, Lemma 4.6, Cor. 4.7, Thm 4.9;
+docs/mechanisms.md#sparse-projection), for the dimension T the user chose, every bound evaluated rigorously (:mod:`dpplug.bounds`).
+
+Scaled units: for a query with weights w_x ≤ W (at most m of them), data counts c_x (Σ c_x ≤ n)
+and the r-wise independent ±1 matrix A, P_i = Σ_x w_x·A[i, x] and S_i = Σ_x c_x·A[i, x], the
+released answer is Σ_i P_i·(S_i + Z_i)/(n·T·W). Since A[i, x]² = 1,
+Σ_i P_i·S_i = T·n·W·Q(D) + E with E = Σ_i Σ_{x≠y} w_x·c_y·A[i, x]·A[i, y], so the error in grid
+units is (E + Σ_i P_i·Z_i)/T. Three bounds, for q queries fixed before the release (q = k for
+all of them, q = 1 for one), each failing with probability at most its share of β:
+
+1. **Projection (JL) error.** E is a degree-2 polynomial in the ±1 entries, so for even p with
+   2p ≤ r its p-th moment is that of fully independent signs, and Bonami's hypercontractive
+   inequality (O'Donnell, Analysis of Boolean Functions, 2014, Thm 9.21) gives
+   ‖E‖_p ≤ (p − 1)·‖E‖₂. Distinct rows and distinct pairs are orthogonal, so
+   ‖E‖₂² = T·V with V = Σ_{x<y} (w_x c_y + w_y c_x)², a positive semidefinite quadratic form in
+   c, hence largest at a vertex c = n·e_y of the simplex, where it is n²(|w|² − w_y²) ≤ n²·m·W².
+   Markov on E^p: Pr[|E| ≥ t] ≤ ((p − 1)·√(T·m)·n·W/t)^p, so with a union bound over q queries
+   t₁ = min_p (p − 1)·√(T·m)·n·W·(q/β₁)^{1/p}. (Blum & Roth bound this term through Thm 4.1's
+   limited-independence JL lemma, whose constant 4·64² and the |D|₂² ≤ n² of Cor. 4.2 need
+   T ≈ n⁴ for a non-trivial bound; the moment bound needs T ≈ m·ln²(k/β)/α².)
+2. **The projected query** (Lemma 4.6). For even p ≤ r, E[P_i^p] ≤ W^p·M_p(m) with
+   M_p(m) = E[(Σ_{j≤m} R_j)^p] for m independent signs (an exact integer: every term of the
+   expansion is a non-negative product of weights over tuples with even multiplicities), so
+   max_{i,Q} |P_i| ≤ B = min(m·W, min_p W·(q·T·M_p(m)/β₂)^{1/p}) (the lemma's moment bound,
+   computed exactly instead of through Stirling), and Σ_i P_i² = T·|w|² + F with F a degree-2 polynomial
+   of ‖F‖₂² = 2T·(|w|⁴ − Σ_x w_x⁴) ≤ 2T·m²·W⁴, so
+   Σ_i P_i² ≤ Σ₂ = T·m·W² + min_p (p − 1)·√(2T)·m·W²·(q/β₂′)^{1/p}.
+3. **Noise**, given those (it is independent of the hash). Discrete Gaussian Z_i of variance
+   σ² are σ²-subgaussian (CKS 2020 §2.3), so Σ_i P_i·Z_i is (σ²·Σ₂)-subgaussian and
+   u = σ·√(2Σ₂·ln(2q/β₃)). For discrete Laplace Z_i of scale b, g(y) = ln E[e^{yZ}]/y² is
+   non-decreasing in |y| (:func:`dpplug.discrete_noise.laplace_log_mgf`), so for
+   0 < λ < 1/(bB), Σ_i ln E[e^{λP_iZ_i}] ≤ Σ₂·λ²·g(λB), and Chernoff gives
+   u = (Σ₂·λ²·g(λB) + ln(2q/β₃))/λ at the best λ (a sharper form of Lemma 4.8).
+
+The declared a (grid units) is ⌈(t₁ + u)/T⌉, at most n·W. The shares are β/3 each (Gaussian:
+projection, Σ₂, noise) or β/4 each (Laplace: projection, B, Σ₂, noise).
+"""
+
+from __future__ import annotations
+
+import math
+from functools import cache
+from typing import Any
+
+from gmpy2 import mpq
+from scipy.optimize import minimize_scalar
+
+from dpplug.bounds import Ball, ball, upper_of
+from dpplug.discrete_noise import laplace_log_mgf
+
+Rat = Any  # gmpy2.mpq
+
+#: The largest moment order any bound uses (the hash's independence r is at most twice this).
+MAX_ORDER = 96
+
+
+@cache
+def rademacher_moments(m: int) -> tuple[int, ...]:
+    """M_p(m) = E[(R₁ + … + R_m)^p] for independent uniform signs, p = 0 … MAX_ORDER, exactly.
+
+    The moments of a sum of independent variables are the binomial convolution of theirs
+    (M_p(a + b) = Σ_j C(p, j)·M_j(a)·M_{p−j}(b)), one sign has moments 1, 0, 1, 0, …, and m signs
+    are reached by repeated doubling: O(MAX_ORDER²·log m) integer operations.
+    """
+
+    def convolve(a: tuple[int, ...], b: tuple[int, ...]) -> tuple[int, ...]:
+        return tuple(
+            sum(math.comb(p, j) * a[j] * b[p - j] for j in range(0, p + 1, 2))
+            for p in range(MAX_ORDER + 1)
+        )
+
+    one = tuple(1 - p % 2 for p in range(MAX_ORDER + 1))
+    result = tuple(int(p == 0) for p in range(MAX_ORDER + 1))
+    base, exponent = one, m
+    while exponent:
+        if exponent & 1:
+            result = convolve(result, base)
+        exponent >>= 1
+        if exponent:
+            base = convolve(base, base)
+    return result
+
+
+def _even_orders(limit: int) -> range:
+    return range(2, min(limit, MAX_ORDER) + 1, 2)
+
+
+def projection_error(
+    dimension: int, sparsity: int, grid: int, n: int, rank: int, queries: int, beta: Rat
+) -> Rat:
+    """t₁ (bound 1 of the module docstring), in scaled units."""
+
+    def at(p: int) -> Ball:
+        scale = (ball(dimension * sparsity)).sqrt() * n * grid
+        return (p - 1) * scale * (ball(queries) / ball(beta)).root(p)
+
+    return min(upper_of(lambda p=p: at(p)) for p in _even_orders(rank // 2))
+
+
+def coefficient_bound(dimension: int, sparsity: int, grid: int, rank: int, queries: int,
+                      beta: Rat) -> Rat:
+    """B (Lemma 4.6): every |P_i| of q queries is at most B except with probability β (and
+    always at most m·W)."""
+
+    def at(p: int) -> Ball:
+        count = queries * dimension * rademacher_moments(sparsity)[p]
+        return grid * (ball(count) / ball(beta)).root(p)
+
+    moment_bound = min(upper_of(lambda p=p: at(p)) for p in _even_orders(rank))
+    return min(moment_bound, mpq(sparsity * grid))
+
+
+def energy_bound(dimension: int, sparsity: int, grid: int, rank: int, queries: int,
+                 beta: Rat) -> Rat:
+    """Σ₂: Σ_i P_i² of each of q queries is at most Σ₂ except with probability β."""
+    base = dimension * sparsity * grid**2
+
+    def at(p: int) -> Ball:
+        spread = (p - 1) * (ball(2 * dimension)).sqrt() * sparsity * grid**2
+        return base + spread * (ball(queries) / ball(beta)).root(p)
+
+    return min(upper_of(lambda p=p: at(p)) for p in _even_orders(rank // 2))
+
+
+def gaussian_noise_error(sigma2: Rat, energy: Rat, queries: int, beta: Rat) -> Rat:
+    """u for discrete Gaussian noise of variance σ² (bound 3)."""
+    return upper_of(
+        lambda: (2 * ball(sigma2) * ball(energy) * (2 * ball(queries) / ball(beta)).log()).sqrt()
+    )
+
+
+def laplace_noise_error(scale: Rat, coefficient: Rat, energy: Rat, queries: int,
+                        beta: Rat) -> Rat:
+    """u for discrete Laplace noise of scale b (bound 3), at a λ in (0, 1/(bB)) chosen by a
+    float search and evaluated in balls."""
+    b, big, total = float(scale), float(coefficient), float(energy)
+    log_term = math.log(2 * queries / float(beta))
+    limit = 1 / (b * big)
+
+    def g(y: float) -> float:
+        q = math.exp(-1 / b)
+        value = 2 * math.log1p(-q) - math.log1p(-q * math.exp(y)) - math.log1p(-q * math.exp(-y))
+        return value / (y * y)
+
+    def objective(lam: float) -> float:
+        return (total * lam * lam * g(lam * big) + log_term) / lam
+
+    found = minimize_scalar(objective, bounds=(limit * 1e-9, limit * (1 - 1e-9)), method="bounded")
+    lam = mpq(float(found.x))
+
+    def at() -> Ball:
+        x = ball(lam * mpq(coefficient))
+        g_bound = laplace_log_mgf(scale, x) / (x * x)
+        chernoff = (2 * ball(queries) / ball(beta)).log()
+        return (ball(energy) * ball(lam) ** 2 * g_bound + chernoff) / ball(lam)
+
+    return upper_of(at)
+
+
+def best_rank(queries: int, beta: Rat, laplace: bool) -> int:
+    """The hash independence r: twice the best moment order of bound 1 (a float search; every
+    bound then uses orders p with 2p ≤ r, or p ≤ r for Lemma 4.6)."""
+    share = float(beta) / (4 if laplace else 3)
+
+    def jl(p: int) -> float:
+        return math.log(p - 1) + math.log(queries / share) / p
+
+    return 2 * min(range(2, MAX_ORDER // 2 + 1, 2), key=jl)
