@@ -12,6 +12,7 @@ order) may use floats, because the value they choose is then checked here.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -62,6 +63,13 @@ def lower(x: Ball) -> Rat:
     if not x.is_finite():
         raise ValueError(f"no finite lower bound: {x}")
     return _rational(x.lower())
+
+
+def log_float(value: object) -> float:
+    """ln of a positive rational as a float, without overflow or underflow (for searches that
+    choose parameters, never for a declared bound)."""
+    q = mpq(value)
+    return math.log(int(q.numerator)) - math.log(int(q.denominator))
 
 
 def upper_of(expression: Callable[[], Ball]) -> Rat:

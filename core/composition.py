@@ -23,7 +23,7 @@ from typing import Any
 from gmpy2 import mpq
 from scipy.optimize import minimize_scalar
 
-from dpplug.bounds import Ball, ball, upper_of
+from dpplug.bounds import Ball, ball, log_float, upper_of
 from dpplug.exact import exp_upper
 
 Rat = Any  # gmpy2.mpq
@@ -51,19 +51,21 @@ def advanced_epsilon(epsilon0: Rat, steps: int, delta: Rat) -> Rat:
     return upper_of(composed)
 
 
-def advanced_step_estimate(epsilon: float, delta: float, steps: int) -> float:
+def advanced_step_estimate(epsilon: float, log_inverse_delta: float, steps: int) -> float:
     """The largest ε₀ with √(2k·ln(1/δ))·ε₀ + kε₀(e^{ε₀} − 1) ≤ ε, in floats: a search, for
-    choosing parameters (:func:`step_budget` checks what it declares)."""
-    ln_delta = math.log(1 / delta)
-
-    def excess(e0: float) -> float:
-        return math.sqrt(2 * steps * ln_delta) * e0 + steps * e0 * math.expm1(e0) - epsilon
-
-    low, high = 0.0, epsilon
-    for _ in range(100):
-        middle = (low + high) / 2
-        low, high = (middle, high) if excess(middle) <= 0 else (low, middle)
-    return low
+    choosing parameters (:func:`step_budget` checks what it declares). The root of
+    kε₀² + √(2k·ln(1/δ))·ε₀ = ε (e^{ε₀} − 1 ≥ ε₀) is an upper bound; Newton's method on the
+    increasing convex left side then converges to the root from above."""
+    root = math.sqrt(2 * steps * log_inverse_delta)
+    e0 = (-root + math.sqrt(root * root + 4 * steps * epsilon)) / (2 * steps)
+    for _ in range(50):
+        value = root * e0 + steps * e0 * math.expm1(e0) - epsilon
+        slope = root + steps * (math.expm1(e0) + e0 * math.exp(e0))
+        step = value / slope
+        e0 -= step
+        if abs(step) <= 1e-15 * e0:
+            break
+    return e0
 
 
 @dataclass(frozen=True)
@@ -94,7 +96,7 @@ def step_budget(epsilon: Rat, delta: Rat, steps: int) -> StepBudget:
     basic = StepBudget(epsilon / steps, steps, epsilon, mpq(0), "basic")
     if delta == 0:
         return basic
-    found = advanced_step_estimate(float(epsilon), float(delta), steps)
+    found = advanced_step_estimate(float(epsilon), log_float(1 / delta), steps)
     if found <= 0:
         return basic
     candidate = _dyadic_below(found)
@@ -139,9 +141,8 @@ def largest_rho(epsilon: Rat, delta: Rat) -> Rat:
     low, high = 0.0, float(epsilon)
     for _ in range(100):
         middle = (low + high) / 2
-        low, high = (middle, high) if _log_delta(middle, float(epsilon))[0] <= math.log(
-            float(delta)
-        ) else (low, middle)
+        fits = _log_delta(middle, float(epsilon))[0] <= log_float(delta)
+        low, high = (middle, high) if fits else (low, middle)
     candidate = _dyadic_below(low)
     while zcdp_delta(candidate, epsilon) > delta:
         candidate = _dyadic_below(float(candidate) * (1 - 2.0**-30))

@@ -40,13 +40,45 @@ from dpplug.randomness import RandomSource
 Rat = Any  # gmpy2.mpq
 
 
-def bernoulli(p: Rat, source: RandomSource) -> bool:
+#: Bits fetched from the source at a time by :class:`BitStream`.
+CHUNK_BITS = 1024
+
+
+class BitStream:
+    """Uniform random bits from a :class:`~dpplug.randomness.RandomSource`, fetched
+    :data:`CHUNK_BITS` at a time and each used once, so the integers it serves are exactly
+    uniform while the source is called once per chunk rather than once per draw."""
+
+    def __init__(self, source: RandomSource) -> None:
+        self.source = source
+        self._value, self._left = 0, 0
+
+    def bits(self, k: int) -> int:
+        """A uniform integer in [0, 2^k)."""
+        while self._left < k:
+            self._value |= self.source.bits(CHUNK_BITS) << self._left
+            self._left += CHUNK_BITS
+        out = self._value & ((1 << k) - 1)
+        self._value >>= k
+        self._left -= k
+        return out
+
+    def uniform(self, d: int) -> int:
+        """An exact uniform integer in [1, d] (rejection from ⌈log₂ d⌉ bits)."""
+        k = (d - 1).bit_length()
+        while True:
+            u = self.bits(k)
+            if u < d:
+                return u + 1
+
+
+def bernoulli(p: Rat, bits: BitStream) -> bool:
     """Exact Bernoulli(p) for a rational p ∈ [0, 1]: U(d) ≤ numerator, with p = numerator/d."""
     p = mpq(p)
-    return source.uniform(int(p.denominator)) <= int(p.numerator)
+    return bits.uniform(int(p.denominator)) <= int(p.numerator)
 
 
-def bernoulli_exp(gamma: Rat, source: RandomSource) -> bool:
+def bernoulli_exp(gamma: Rat, bits: BitStream) -> bool:
     """Exact Bernoulli(e^{−γ}) for a rational γ ≥ 0 (CKS Alg. 1)."""
     gamma = mpq(gamma)
     if gamma < 0:
@@ -54,51 +86,66 @@ def bernoulli_exp(gamma: Rat, source: RandomSource) -> bool:
     whole = int(gamma // 1)
     if whole >= 1 and gamma != 1:
         for _ in range(whole):
-            if not bernoulli_exp(mpq(1), source):
+            if not bernoulli_exp(mpq(1), bits):
                 return False
-        return bernoulli_exp(gamma - whole, source)
+        return bernoulli_exp(gamma - whole, bits)
     k = 1
-    while bernoulli(gamma / k, source):
+    while bernoulli(gamma / k, bits):
         k += 1
     return k % 2 == 1
 
 
-def discrete_laplace(scale: Rat, source: RandomSource) -> int:
-    """One draw with Pr[Y = y] ∝ e^{−|y|/scale} for a rational scale > 0 (CKS Alg. 2).
-
-    With scale = t/s: U uniform in {0, …, t−1} is kept with probability e^{−U/t}, V counts
-    Bernoulli(e^{−1}) successes, X = U + tV is then geometric with ratio e^{−1/t}, and
+def _laplace(scale: Rat, bits: BitStream) -> int:
+    """CKS Alg. 2 with scale = t/s: U uniform in {0, …, t−1} is kept with probability e^{−U/t},
+    V counts Bernoulli(e^{−1}) successes, X = U + tV is then geometric with ratio e^{−1/t}, and
     Y = ⌊X/s⌋ with a fair sign (a negative zero rejected) has the two-sided law of ratio
-    e^{−s/t}.
-    """
-    scale = mpq(scale)
-    if scale <= 0:
-        raise ValueError(f"discrete_laplace needs a scale > 0, got {scale}")
+    e^{−s/t}."""
     t, s = int(scale.numerator), int(scale.denominator)
     while True:
-        u = source.uniform(t) - 1
-        if not bernoulli_exp(mpq(u, t), source):
+        u = bits.uniform(t) - 1
+        if not bernoulli_exp(mpq(u, t), bits):
             continue
         v = 0
-        while bernoulli_exp(mpq(1), source):
+        while bernoulli_exp(mpq(1), bits):
             v += 1
         y = (u + t * v) // s
-        negative = source.bits(1) == 1
+        negative = bits.bits(1) == 1
         if negative and y == 0:
             continue
         return -y if negative else y
 
 
-def discrete_gaussian(sigma2: Rat, source: RandomSource) -> int:
-    """One draw with Pr[Y = y] ∝ e^{−y²/(2σ²)} for a rational σ² > 0 (CKS Alg. 3)."""
+def _gaussian(sigma2: Rat, bits: BitStream) -> int:
+    """CKS Alg. 3."""
+    t = int(isqrt(mpz(sigma2 // 1))) + 1  # ⌊σ⌋ + 1
+    while True:
+        y = _laplace(mpq(t), bits)
+        if bernoulli_exp((abs(y) - sigma2 / t) ** 2 / (2 * sigma2), bits):
+            return y
+
+
+def discrete_laplace(scale: Rat, source: RandomSource, size: int | None = None) -> Any:
+    """Pr[Y = y] ∝ e^{−|y|/scale} for a rational scale > 0 (CKS Alg. 2): one draw, or a list
+    of *size* independent draws."""
+    scale = mpq(scale)
+    if scale <= 0:
+        raise ValueError(f"discrete_laplace needs a scale > 0, got {scale}")
+    bits = BitStream(source)
+    if size is None:
+        return _laplace(scale, bits)
+    return [_laplace(scale, bits) for _ in range(size)]
+
+
+def discrete_gaussian(sigma2: Rat, source: RandomSource, size: int | None = None) -> Any:
+    """Pr[Y = y] ∝ e^{−y²/(2σ²)} for a rational σ² > 0 (CKS Alg. 3): one draw, or a list of
+    *size* independent draws."""
     sigma2 = mpq(sigma2)
     if sigma2 <= 0:
         raise ValueError(f"discrete_gaussian needs σ² > 0, got {sigma2}")
-    t = int(isqrt(mpz(sigma2 // 1))) + 1  # ⌊σ⌋ + 1
-    while True:
-        y = discrete_laplace(mpq(t), source)
-        if bernoulli_exp((abs(y) - sigma2 / t) ** 2 / (2 * sigma2), source):
-            return y
+    bits = BitStream(source)
+    if size is None:
+        return _gaussian(sigma2, bits)
+    return [_gaussian(sigma2, bits) for _ in range(size)]
 
 
 def laplace_tail(scale: Rat, a: int) -> Rat:
@@ -123,10 +170,11 @@ def laplace_error(scale: Rat, beta: Rat) -> int:
     return smallest_error_bound(lambda a: laplace_tail(scale, a), mpq(beta))
 
 
-def laplace_error_estimate(scale: float, beta: float) -> float:
-    """:func:`laplace_error` in floats (a search estimate for choosing parameters, never
-    declared): t·ln(2/(β(1 + e^{−1/t}))) − 1, at least 0."""
-    return max(0.0, math.ceil(scale * math.log(2 / (beta * (1 + math.exp(-1 / scale))))) - 1)
+def laplace_error_estimate(scale: float, log_beta: float) -> float:
+    """:func:`laplace_error` in floats from ln β (a search estimate for choosing parameters,
+    never declared): ⌈t·(ln 2 − ln β − ln(1 + e^{−1/t}))⌉ − 1, at least 0."""
+    exponent = math.log(2) - log_beta - math.log1p(math.exp(-1 / scale))
+    return max(0.0, math.ceil(scale * exponent) - 1)
 
 
 def gaussian_error(sigma2: Rat, beta: Rat) -> int:

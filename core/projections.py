@@ -60,14 +60,15 @@ FORMAT = "dpplug-sparse-projection/1"
 
 def field_bits(exponent: int) -> int:
     """s = 2·3^l: the degree of the trinomial field GF(2^s)."""
-    return 2 * 3**exponent
+    return int(2 * 3**exponent)
 
 
 @cache
 def _field(exponent: int) -> Any:
     """GF(2^s) as python-flint's field, with the trinomial modulus."""
-    half = 3**exponent
-    modulus = flint.fmpz_mod_poly_ctx(2)([1] + [0] * (half - 1) + [1] + [0] * (half - 1) + [1])
+    half = field_bits(exponent) // 2
+    trinomial: list[Any] = [1] + [0] * (half - 1) + [1] + [0] * (half - 1) + [1]
+    modulus = flint.fmpz_mod_poly_ctx(2)(trinomial)
     return flint.fq_default_ctx(modulus=modulus, fq_type="FQ_NMOD", check_modulus=False)
 
 
@@ -125,7 +126,8 @@ class ProjectionHash:
     def _polynomial(self) -> Any:
         field = _field(self.shape.exponent)
         bits = _bits(self.coefficients, self.shape.bits)
-        return flint.fq_default_poly_ctx(field)([field(row.tolist()) for row in bits])
+        ring: Any = flint.fq_default_poly_ctx(field)
+        return ring([field(row.tolist()) for row in bits])
 
     def evaluate(self, points: Sequence[int]) -> npt.NDArray[np.uint8]:
         """f at each point (an integer < 2^s read as a field element): a (len, s) bit array."""

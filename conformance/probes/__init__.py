@@ -12,6 +12,7 @@ from collections.abc import Iterator
 from dpplug.conformance.probes.base import Probe, instances
 from dpplug.conformance.probes.histogram_releaser import ReleaserProbe
 from dpplug.conformance.probes.partition_selector import SelectorProbe
+from dpplug.conformance.probes.query_releaser import QueryReleaserProbe
 from dpplug.conformance.probes.sampler import SamplerProbe
 from dpplug.errors import NotSupported
 from dpplug.plugin_registry import Entry
@@ -20,6 +21,7 @@ PROBES: dict[str, type[Probe]] = {
     "sampler": SamplerProbe,
     "partition-selector": SelectorProbe,
     "histogram-releaser": ReleaserProbe,
+    "query-releaser": QueryReleaserProbe,
 }
 
 

@@ -1,7 +1,7 @@
 """SparseProject (Blum & Roth, "Fast Private Data Release Algorithms for Sparse Queries", RANDOM
 2013, Def. 4.3, Alg. 2, Remark 4.4, Thm 4.5, Lemma 4.6, Thm 4.9;
-docs/mechanisms.md#sparse-projection): a non-interactive release of a noisy random projection of the data onto T dimensions, answering
-any number of m-sparse queries.
+docs/mechanisms.md#sparse-projection): a non-interactive release of a noisy random projection of
+the data onto T dimensions, answering any number of m-sparse queries.
 
 **Release.** A public hash f (:class:`~dpplug.projections.ProjectionHash`: r-wise independent
 ±1 entries from a random polynomial over GF(2^s)) is drawn first, independently of the data; the
@@ -35,6 +35,7 @@ distinct label's contribution c_x·A[·, x] on the workers (:meth:`central_plan`
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
@@ -157,8 +158,10 @@ class SparseProjectionReleaser(QueryReleaser):
 
     def _configure(self, dimension: int) -> None:
         epsilon, delta = self.params["epsilon"], self.params["delta"]
+        universe = self.universe
+        assert universe is not None  # a required parameter
         self.projection = _shape(
-            self.universe, dimension, self.workload.max_queries, self.beta, self.noise
+            universe, dimension, self.workload.max_queries, self.beta, self.noise
         )
         if self.noise == "laplace":
             self.budget: StepBudget | None = step_budget(epsilon, delta, dimension)
@@ -240,7 +243,8 @@ class SparseProjectionReleaser(QueryReleaser):
                source: RandomSource) -> SparseProjection:
         """The release of exact column sums: each gets its independent noise."""
         draw = discrete_laplace if self.noise == "laplace" else discrete_gaussian
-        noisy = tuple(s + draw(self.noise_parameter, source) for s in sums)
+        noise = draw(self.noise_parameter, source, len(sums))
+        noisy = tuple(s + z for s, z in zip(sums, noise, strict=True))
         return SparseProjection(self.declaration(), projection_hash, noisy)
 
     @classmethod
@@ -253,14 +257,14 @@ class SparseProjectionReleaser(QueryReleaser):
         )
 
 
-def _param(params: dict[str, Any], name: str) -> Any:
+def _param(params: Mapping[str, Any], name: str) -> Any:
     for param in SparseProjectionReleaser.schema:
         if param.name == name:
             return param.coerce(params.get(name, None if param.required else param.default))
     raise KeyError(name)
 
 
-def _public(params: dict[str, Any], source: RandomSource) -> tuple[Universe, ProjectionHash]:
+def _public(params: Mapping[str, Any], source: RandomSource) -> tuple[Universe, ProjectionHash]:
     dimension = _param(params, "dimension")
     if dimension is None:
         raise BadParameter(

@@ -1,6 +1,7 @@
 """The accuracy of the sparse projection (Blum & Roth, "Fast Private Data Release Algorithms for
 Sparse Queries", RANDOM 2013, Lemma 4.6, Cor. 4.7, Thm 4.9;
-docs/mechanisms.md#sparse-projection), for the dimension T the user chose, every bound evaluated rigorously (:mod:`dpplug.bounds`).
+docs/mechanisms.md#sparse-projection), for the dimension T the user chose, every bound evaluated
+rigorously (:mod:`dpplug.bounds`).
 
 Scaled units: for a query with weights w_x ≤ W (at most m of them), data counts c_x (Σ c_x ≤ n)
 and the r-wise independent ±1 matrix A, P_i = Σ_x w_x·A[i, x] and S_i = Σ_x c_x·A[i, x], the
@@ -23,8 +24,8 @@ all of them, q = 1 for one), each failing with probability at most its share of 
    M_p(m) = E[(Σ_{j≤m} R_j)^p] for m independent signs (an exact integer: every term of the
    expansion is a non-negative product of weights over tuples with even multiplicities), so
    max_{i,Q} |P_i| ≤ B = min(m·W, min_p W·(q·T·M_p(m)/β₂)^{1/p}) (the lemma's moment bound,
-   computed exactly instead of through Stirling), and Σ_i P_i² = T·|w|² + F with F a degree-2 polynomial
-   of ‖F‖₂² = 2T·(|w|⁴ − Σ_x w_x⁴) ≤ 2T·m²·W⁴, so
+   computed exactly instead of through Stirling), and Σ_i P_i² = T·|w|² + F with F a degree-2
+   polynomial of ‖F‖₂² = 2T·(|w|⁴ − Σ_x w_x⁴) ≤ 2T·m²·W⁴, so
    Σ_i P_i² ≤ Σ₂ = T·m·W² + min_p (p − 1)·√(2T)·m·W²·(q/β₂′)^{1/p}.
 3. **Noise**, given those (it is independent of the hash). Discrete Gaussian Z_i of variance
    σ² are σ²-subgaussian (CKS 2020 §2.3), so Σ_i P_i·Z_i is (σ²·Σ₂)-subgaussian and
@@ -40,13 +41,13 @@ projection, Σ₂, noise) or β/4 each (Laplace: projection, B, Σ₂, noise).
 from __future__ import annotations
 
 import math
-from functools import cache
+from functools import cache, partial
 from typing import Any
 
 from gmpy2 import mpq
 from scipy.optimize import minimize_scalar
 
-from dpplug.bounds import Ball, ball, upper_of
+from dpplug.bounds import Ball, ball, log_float, upper_of
 from dpplug.discrete_noise import laplace_log_mgf
 
 Rat = Any  # gmpy2.mpq
@@ -95,7 +96,7 @@ def projection_error(
         scale = (ball(dimension * sparsity)).sqrt() * n * grid
         return (p - 1) * scale * (ball(queries) / ball(beta)).root(p)
 
-    return min(upper_of(lambda p=p: at(p)) for p in _even_orders(rank // 2))
+    return min(upper_of(partial(at, p)) for p in _even_orders(rank // 2))
 
 
 def coefficient_bound(dimension: int, sparsity: int, grid: int, rank: int, queries: int,
@@ -107,7 +108,7 @@ def coefficient_bound(dimension: int, sparsity: int, grid: int, rank: int, queri
         count = queries * dimension * rademacher_moments(sparsity)[p]
         return grid * (ball(count) / ball(beta)).root(p)
 
-    moment_bound = min(upper_of(lambda p=p: at(p)) for p in _even_orders(rank))
+    moment_bound = min(upper_of(partial(at, p)) for p in _even_orders(rank))
     return min(moment_bound, mpq(sparsity * grid))
 
 
@@ -120,7 +121,7 @@ def energy_bound(dimension: int, sparsity: int, grid: int, rank: int, queries: i
         spread = (p - 1) * (ball(2 * dimension)).sqrt() * sparsity * grid**2
         return base + spread * (ball(queries) / ball(beta)).root(p)
 
-    return min(upper_of(lambda p=p: at(p)) for p in _even_orders(rank // 2))
+    return min(upper_of(partial(at, p)) for p in _even_orders(rank // 2))
 
 
 def gaussian_noise_error(sigma2: Rat, energy: Rat, queries: int, beta: Rat) -> Rat:
@@ -135,7 +136,7 @@ def laplace_noise_error(scale: Rat, coefficient: Rat, energy: Rat, queries: int,
     """u for discrete Laplace noise of scale b (bound 3), at a λ in (0, 1/(bB)) chosen by a
     float search and evaluated in balls."""
     b, big, total = float(scale), float(coefficient), float(energy)
-    log_term = math.log(2 * queries / float(beta))
+    log_term = log_float(2 * queries / mpq(beta))
     limit = 1 / (b * big)
 
     def g(y: float) -> float:
@@ -161,9 +162,9 @@ def laplace_noise_error(scale: Rat, coefficient: Rat, energy: Rat, queries: int,
 def best_rank(queries: int, beta: Rat, laplace: bool) -> int:
     """The hash independence r: twice the best moment order of bound 1 (a float search; every
     bound then uses orders p with 2p ≤ r, or p ≤ r for Lemma 4.6)."""
-    share = float(beta) / (4 if laplace else 3)
+    log_term = log_float(queries * (4 if laplace else 3) / mpq(beta))
 
     def jl(p: int) -> float:
-        return math.log(p - 1) + math.log(queries / share) / p
+        return math.log(p - 1) + log_term / p
 
     return 2 * min(range(2, MAX_ORDER // 2 + 1, 2), key=jl)

@@ -50,7 +50,7 @@ from typing import Any
 
 from gmpy2 import mpq
 
-from dpplug.bounds import ball, lower_of, upper_of
+from dpplug.bounds import ball, log_float, lower_of, upper_of
 from dpplug.composition import StepBudget, advanced_step_estimate, step_budget
 from dpplug.discrete_noise import discrete_laplace, laplace_error, laplace_error_estimate
 from dpplug.errors import BadParameter, NotSupported
@@ -65,7 +65,7 @@ from dpplug.randomness import RandomSource
 Rat = Any  # gmpy2.mpq
 
 #: Candidate α_g per decade of [1, n·W] in the float search.
-SEARCH_POINTS = 60
+SEARCH_POINTS = 20
 
 
 def slots(sparsity: int, alpha: Rat) -> int:
@@ -73,7 +73,7 @@ def slots(sparsity: int, alpha: Rat) -> int:
     x = 4 * sparsity / mpq(alpha) ** 2
 
     def holds(s: int) -> bool:
-        return lower_of(lambda: ball(s) - ball(x) * (ball(s).log() + 1)) >= 0
+        return bool(lower_of(lambda: ball(s) - ball(x) * (ball(s).log() + 1)) >= 0)
 
     low = int(x // 1)  # s/(ln s + 1) < s ≤ x: fails
     high = max(low + 1, 2 * low)
@@ -130,7 +130,8 @@ class Design:
         )
 
     def error(self, beta: Rat) -> int:
-        """a at β in grid units; BadParameter if the design's analysis does not cover β."""
+        """a at β in grid units: τ − 1 + a_ρ + a_ν when the analysis covers β (see the module
+        docstring), else n·W, the trivial bound of answers in [0, 1]."""
         a_rho, a_nu, a_ans = self.noise_bounds(beta)
         idc_alpha = self.threshold - self.margin - a_rho - a_nu
         if idc_alpha >= 1 and a_ans < idc_alpha:
@@ -140,15 +141,11 @@ class Design:
             )
             if bound < self.updates + 1:
                 return min(self.threshold - 1 + a_rho + a_nu, self.scale)
-        raise BadParameter(
-            f"this sparse-multiplicative-weights design (α chosen for its own beta) declares no "
-            f"accuracy at β = {beta}: its noise would exceed the IDC's α; build it with "
-            f"beta={beta} to declare one"
-        )
+        return self.scale
 
 
-def _estimate(alpha_grid: int, scale: int, grid: int, m: int, k: int, eps: float, delta: float,
-              beta: float, margin: int) -> float:
+def _estimate(alpha_grid: int, scale: int, grid: int, m: int, k: int, eps: float,
+              log_inverse_delta: float, log_beta: float, margin: int) -> float:
     """The declared a for α_g, in floats (inf if infeasible): the search's objective."""
     alpha = alpha_grid / scale
     x = 4 * m / alpha**2
@@ -156,10 +153,10 @@ def _estimate(alpha_grid: int, scale: int, grid: int, m: int, k: int, eps: float
     for _ in range(20):
         s = x * (math.log(s) + 1)
     c = max(1, math.floor(4 * (math.log(math.ceil(s)) + 1) / alpha**2))
-    e0 = max(eps / (2 * c), advanced_step_estimate(eps, delta, 2 * c))
-    a_rho = laplace_error_estimate(2 * grid / e0, beta / (3 * c))
-    a_nu = laplace_error_estimate(4 * grid / e0, beta / (6 * k))
-    a_ans = laplace_error_estimate(grid / e0, beta / (3 * c))
+    e0 = max(eps / (2 * c), advanced_step_estimate(eps, log_inverse_delta, 2 * c))
+    a_rho = laplace_error_estimate(2 * grid / e0, log_beta - math.log(3 * c))
+    a_nu = laplace_error_estimate(4 * grid / e0, log_beta - math.log(6 * k))
+    a_ans = laplace_error_estimate(grid / e0, log_beta - math.log(3 * c))
     if a_ans >= alpha_grid:
         return math.inf
     return alpha_grid + margin - 1 + 2 * (a_rho + a_nu)
@@ -170,7 +167,7 @@ def design(n: int, grid: int, m: int, k: int, epsilon: Rat, delta: Rat, beta: Ra
     rigorously; BadParameter if no α_g ≤ n·W is feasible."""
     scale = n * grid
     margin = 1 + -(-scale * (m + 4) // (1 << 52))
-    args = (scale, grid, m, k, float(epsilon), float(delta), float(beta), margin)
+    args = (scale, grid, m, k, float(epsilon), log_float(1 / delta), log_float(beta), margin)
     steps = int(SEARCH_POINTS * math.log10(scale)) + 2
     candidates = {max(1, min(scale, round(10 ** (j / SEARCH_POINTS)))) for j in range(steps)}
     best = min(candidates, key=lambda a: _estimate(a, *args))
@@ -223,7 +220,6 @@ class SparseMultiplicativeWeights(QueryReleaser):
             "max_queries": 6,
             "sparsity": 2,
             "grid": 4,
-            "beta": mpq(1, 20),
         },
         {
             "universe": "range:0:9",
@@ -233,7 +229,6 @@ class SparseMultiplicativeWeights(QueryReleaser):
             "max_queries": 4,
             "sparsity": 3,
             "grid": 2,
-            "beta": mpq(1, 10),
         },
     )
 
@@ -269,7 +264,8 @@ class SparseMultiplicativeWeights(QueryReleaser):
             bound,
             bound,
             formula="τ − 1 + a_ρ + a_ν (grid units 1/(nW)), all k answers at once (sparse-vector "
-            "and Laplace tails, Thm 3.5's update bound); per query the same",
+            "and Laplace tails, Thm 3.5's update bound), per query the same; n·W (trivial) at a β "
+            "too small for the design",
         )
 
     def _start(
