@@ -122,6 +122,10 @@ class ProjectionHash:
     shape: ProjectionShape
     coefficients: tuple[int, ...]
 
+    def __getstate__(self) -> dict[str, Any]:
+        """Pickles without python-flint's polynomial, which is rebuilt where it is used."""
+        return {k: v for k, v in self.__dict__.items() if k != "_polynomial"}
+
     @cached_property
     def _polynomial(self) -> Any:
         field = _field(self.shape.exponent)
