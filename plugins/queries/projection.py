@@ -95,10 +95,11 @@ def _memory(dimension: int) -> str:
     return f"about {9 * dimension / 2**20:.3g} MiB (8 bytes per noisy sum, 1 per matrix entry)"
 
 
-def _shape(universe: Universe, dimension: int, max_queries: int, beta: Any,
+def _shape(universe: Universe, dimension: int, workload: tuple[int, int], beta: Any,
            noise: str) -> ProjectionShape:
     """The hash's shape for dimension T: r from the accuracy proof's moment orders."""
-    rank = best_rank(max_queries, beta, laplace=noise == "laplace")
+    max_queries, sparsity = workload
+    rank = best_rank(dimension, sparsity, max_queries, beta, laplace=noise == "laplace")
     return ProjectionShape.fitting(dimension, rank, universe.size)
 
 
@@ -160,9 +161,8 @@ class SparseProjectionReleaser(QueryReleaser):
         epsilon, delta = self.params["epsilon"], self.params["delta"]
         universe = self.universe
         assert universe is not None  # a required parameter
-        self.projection = _shape(
-            universe, dimension, self.workload.max_queries, self.beta, self.noise
-        )
+        workload = (self.workload.max_queries, self.workload.sparsity)
+        self.projection = _shape(universe, dimension, workload, self.beta, self.noise)
         if self.noise == "laplace":
             self.budget: StepBudget | None = step_budget(epsilon, delta, dimension)
             self.noise_parameter = 1 / self.budget.epsilon0  # the discrete Laplace scale
@@ -272,10 +272,8 @@ def _public(params: Mapping[str, Any], source: RandomSource) -> tuple[Universe, 
             "public hash depend on the budget, which is not known when the pipeline is built"
         )
     universe = parse_universe(params.get("universe"))
-    shape = _shape(
-        universe, dimension, _param(params, "max_queries"), _param(params, "beta"),
-        _param(params, "noise"),
-    )
+    workload = (_param(params, "max_queries"), _param(params, "sparsity"))
+    shape = _shape(universe, dimension, workload, _param(params, "beta"), _param(params, "noise"))
     return universe, shape.draw(source)
 
 

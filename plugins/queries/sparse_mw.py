@@ -164,19 +164,20 @@ def _estimate(alpha_grid: int, scale: int, grid: int, m: int, k: int, eps: float
 
 def design(n: int, grid: int, m: int, k: int, epsilon: Rat, delta: Rat, beta: Rat) -> Design:
     """The α_g minimising the declared error (float search), with its constants computed
-    rigorously; BadParameter if no α_g ≤ n·W is feasible."""
+    rigorously; BadParameter if no α_g gives a non-trivial accuracy (below n·W)."""
     scale = n * grid
     margin = 1 + -(-scale * (m + 4) // (1 << 52))
     args = (scale, grid, m, k, float(epsilon), log_float(1 / delta), log_float(beta), margin)
     steps = int(SEARCH_POINTS * math.log10(scale)) + 2
     candidates = {max(1, min(scale, round(10 ** (j / SEARCH_POINTS)))) for j in range(steps)}
+    refusal = BadParameter(
+        f"sparse-multiplicative-weights has no accuracy to offer at n = {n}, ε = "
+        f"{float(epsilon):.3g}, δ = {float(delta):.3g}, k = {k}, m = {m}: its sparse-vector "
+        f"noise alone exceeds 1 at every α; raise n or ε, lower k, or use independent-laplace"
+    )
     best = min(candidates, key=lambda a: _estimate(a, *args))
-    if math.isinf(_estimate(best, *args)):
-        raise BadParameter(
-            f"sparse-multiplicative-weights has no accuracy to offer at n = {n}, ε = "
-            f"{float(epsilon):.3g}, δ = {float(delta):.3g}, k = {k}, m = {m}: even α = 1 leaves "
-            f"its answers' noise above α; raise n or ε, lower k, or use independent-laplace"
-        )
+    if _estimate(best, *args) >= scale:
+        raise refusal
     low, high = max(1, best // 2), min(scale, 2 * best)  # refine: ternary search on integers
     while high - low > 2:
         a, b = low + (high - low) // 3, high - (high - low) // 3
@@ -190,15 +191,12 @@ def design(n: int, grid: int, m: int, k: int, epsilon: Rat, delta: Rat, beta: Ra
         budget = step_budget(epsilon, delta, 2 * c)
         candidate = Design(scale, grid, k, alpha_grid, s, c, budget, margin, 0)
         a_rho, a_nu, a_ans = candidate.noise_bounds(mpq(beta))
+        threshold = alpha_grid + margin + a_rho + a_nu
+        if threshold - 1 + a_rho + a_nu >= scale:
+            raise refusal
         if a_ans < alpha_grid:
-            threshold = alpha_grid + margin + a_rho + a_nu
             return Design(scale, grid, k, alpha_grid, s, c, budget, margin, threshold)
-        if alpha_grid >= scale:
-            raise BadParameter(
-                f"sparse-multiplicative-weights has no accuracy to offer at n = {n}, ε = "
-                f"{float(epsilon):.3g}, k = {k}, m = {m}; raise n or ε, or lower k"
-            )
-        alpha_grid = min(scale, alpha_grid + max(1, alpha_grid // 1000))
+        alpha_grid += max(1, alpha_grid // 1000)
 
 
 class SparseMultiplicativeWeights(QueryReleaser):
