@@ -67,17 +67,21 @@ class QueryReleaser(Mechanism):
         return self._start(counts, default_source(source))
 
     def declaration(self) -> Declaration:
-        """What every release of this mechanism declares (its accuracy at :attr:`beta`)."""
-        return Declaration(
-            self.name,
-            dict(self.params),
-            repr(self),
-            self.n,
-            self.universe,
-            self.workload,
-            self.guarantee,
-            self.accuracy(self.beta),
-        )
+        """What every release of this mechanism declares (its accuracy at :attr:`beta`),
+        computed on first use and kept: a mechanism does not change once built."""
+        found = self.__dict__.get("_declaration")
+        if found is None:
+            found = self.__dict__["_declaration"] = Declaration(
+                self.name,
+                dict(self.params),
+                repr(self),
+                self.n,
+                self.universe,
+                self.workload,
+                self.guarantee,
+                self.accuracy(self.beta),
+            )
+        return found  # type: ignore[no-any-return]
 
     def label_counts(self, data: object) -> LabelCounts:
         """*data* validated (:func:`dpplug.queries.label_counts`)."""

@@ -258,9 +258,13 @@ class SparseProjectionReleaser(QueryReleaser):
 
 
 def _param(params: Mapping[str, Any], name: str) -> Any:
+    """The user's parameter *name*, validated (its default if it has one and was left out)."""
     for param in SparseProjectionReleaser.schema:
         if param.name == name:
-            return param.coerce(params.get(name, None if param.required else param.default))
+            value = params.get(name)
+            if value is None and not (param.required or param.optional):
+                value = param.default
+            return param.coerce(value)
     raise KeyError(name)
 
 

@@ -24,7 +24,8 @@ def drv(epsilon0: Fraction, steps: int, delta: Fraction) -> mpmath.mpf:
     """√(2k·ln(1/δ))·ε₀ + kε₀(e^{ε₀} − 1) at 80 digits."""
     with mpmath.workdps(80):
         e0 = mpmath.mpf(epsilon0)
-        return mpmath.sqrt(2 * steps * mpmath.log(1 / mpmath.mpf(delta))) * e0 + steps * e0 * mpmath.expm1(e0)
+        root = mpmath.sqrt(2 * steps * mpmath.log(1 / mpmath.mpf(delta)))
+        return root * e0 + steps * e0 * mpmath.expm1(e0)
 
 
 def cks_delta(rho: Fraction, epsilon: Fraction, alpha: mpmath.mpf) -> mpmath.mpf:
@@ -79,14 +80,19 @@ def test_advanced_budget_is_sound_maximal_and_beats_blum_roth(steps: int) -> Non
     assert float(budget.epsilon0) > 1.9 * blum_roth
 
 
-@pytest.mark.parametrize(("epsilon", "delta"), [(mpq(1), mpq(1, 10**6)), (mpq(1, 4), mpq(1, 10**9)),
-                                                 (mpq(8), mpq(1, 100))])
-def test_largest_rho_converts_to_the_budget_and_no_larger_rho_does(epsilon: mpq, delta: mpq) -> None:
+@pytest.mark.parametrize(
+    ("epsilon", "delta"),
+    [(mpq(1), mpq(1, 10**6)), (mpq(1, 4), mpq(1, 10**9)), (mpq(8), mpq(1, 100))],
+)
+def test_largest_rho_converts_to_the_budget_and_no_larger_rho_does(
+    epsilon: mpq, delta: mpq
+) -> None:
     rho = largest_rho(epsilon, delta)
     declared = zcdp_delta(rho, epsilon)
     assert declared <= delta
     with mpmath.workdps(80):
-        centre = max(mpmath.mpf("1.01"), (mpmath.mpf(frac(epsilon)) + float(rho)) / (2 * float(rho)))
+        optimum = (mpmath.mpf(frac(epsilon)) + float(rho)) / (2 * float(rho))
+        centre = max(mpmath.mpf("1.01"), optimum)
         orders = [centre + mpmath.mpf(j) / 256 for j in range(-1024, 1025)]
         orders = [a for a in orders if a > 1]
         # the declared δ is the conversion at a nearly optimal order (searched in floats)

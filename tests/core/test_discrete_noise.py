@@ -19,6 +19,7 @@ import pytest
 from gmpy2 import mpq
 from scipy.stats import binomtest
 
+from dpplug.bounds import ball, precise, upper
 from dpplug.conformance.goodness_of_fit import chi_square_gof
 from dpplug.conformance.sampling_law import perturbed
 from dpplug.discrete_noise import (
@@ -32,7 +33,6 @@ from dpplug.discrete_noise import (
     laplace_log_mgf,
     laplace_tail,
 )
-from dpplug.bounds import ball, precise, upper
 from dpplug.pmf import Pmf
 from dpplug.randomness import SeededSource
 
@@ -153,7 +153,8 @@ def test_laplace_tail_is_a_tight_upper_bound(scale: mpq) -> None:
 
 
 @pytest.mark.parametrize(
-    ("scale", "beta"), [(mpq(5, 2), mpq(1, 20)), (mpq(1000, 3), mpq(1, 10**9)), (mpq(1, 3), mpq(1, 2))]
+    ("scale", "beta"),
+    [(mpq(5, 2), mpq(1, 20)), (mpq(1000, 3), mpq(1, 10**9)), (mpq(1, 3), mpq(1, 2))],
 )
 def test_laplace_error_is_the_smallest_a(scale: mpq, beta: mpq) -> None:
     a = laplace_error(scale, beta)
@@ -195,7 +196,8 @@ def test_laplace_log_mgf_matches_its_series_and_grows_like_its_square() -> None:
             value = laplace_log_mgf(scale, ball(mpq(x)))
             bound = upper(value)
         with mpmath.workdps(60):
-            series = mpmath.log(mpmath.fsum(p * mpmath.exp(mpmath.mpf(x) * y) for y, p in law.items()))
+            terms = (p * mpmath.exp(mpmath.mpf(x) * y) for y, p in law.items())
+            series = mpmath.log(mpmath.fsum(terms))
             assert abs(mpmath.mpf(Fraction(bound)) - series) < mpmath.mpf(10) ** -40
         ratio = float(bound) / x**2  # ln E[e^{xY}]/x² is non-decreasing in |x|
         assert ratio >= previous

@@ -76,7 +76,9 @@ def test_trinomials_are_irreducible(exponent: int) -> None:
     assert trinomial.degree() == field_bits(exponent) and trinomial.is_irreducible()
 
 
-def _entry_table(exponent: int, rank: int, dimension: int, labels: list[int]) -> list[tuple[int, ...]]:
+def _entry_table(
+    exponent: int, rank: int, dimension: int, labels: list[int]
+) -> list[tuple[int, ...]]:
     """For every polynomial of degree < r over GF(2^s): the bits of every entry (row, label)."""
     shape = ProjectionShape(dimension, rank, exponent)
     size = 1 << shape.bits
@@ -229,5 +231,6 @@ def test_the_guarantee_is_recomputed_from_the_parameters() -> None:
     header, body = _parts(releaser.release({3: 20}, SeededSource(11)).to_bytes())
     changed = _join({**header, "params": {**header["params"], "epsilon": "3"}}, body)
     read = SparseProjection.from_bytes(changed)
-    assert read.guarantee == dpplug.create("sparse-projection", **{**PROJECTION, "epsilon": 3}).guarantee
+    rebuilt = dpplug.create("sparse-projection", **{**PROJECTION, "epsilon": 3})
+    assert read.guarantee == rebuilt.guarantee
     assert read.guarantee != releaser.guarantee

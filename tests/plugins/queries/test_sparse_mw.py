@@ -5,6 +5,7 @@ adversarial update sequences, the wrapper's constants, and the session's refusal
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import math
 import pickle
 import random
@@ -91,7 +92,7 @@ def test_the_potential_argument_holds_on_adversarial_update_sequences(
     psi = [potential(truth, weights, assigned) for weights in history]
     assert psi[0] <= math.log(s) + 1e-9
     assert all(value >= -1 / math.e - 1e-9 for value in psi)
-    assert all(a - b >= alpha**2 / 4 - 1e-9 for a, b in zip(psi, psi[1:], strict=False))
+    assert all(a - b >= alpha**2 / 4 - 1e-9 for a, b in itertools.pairwise(psi))
     assert updates >= 3  # the adversary did force updates
     assert structure.assigned <= m * updates <= s
     assert math.fsum(structure.weight(x) for x in assigned) + (s - structure.assigned) * (
@@ -107,7 +108,8 @@ def test_slots_and_update_bound_are_thm_3_5s() -> None:
             assert s / (mpmath.log(s) + 1) >= x
             assert (s - 1) / (mpmath.log(s - 1) + 1) < x  # the smallest
             c = update_bound(s, alpha)
-            assert c == int(mpmath.floor(4 * (mpmath.log(s) + 1) / mpmath.mpf(Fraction(alpha)) ** 2))
+            bound = 4 * (mpmath.log(s) + 1) / mpmath.mpf(Fraction(alpha)) ** 2
+            assert c == int(mpmath.floor(bound))
         assert m * c <= s  # never more labels than slots within c updates
 
 
@@ -137,7 +139,7 @@ def test_the_wrapper_constants() -> None:
 
 
 def test_a_releaser_without_accuracy_to_offer_is_refused() -> None:
-    with pytest.raises(BadParameter, match="no accuracy to offer.*raise n or ε"):
+    with pytest.raises(BadParameter, match=r"no accuracy to offer.*raise n or ε"):
         dpplug.create(
             "sparse-multiplicative-weights", n=1000, epsilon=1, delta=1e-6, max_queries=100,
             sparsity=10,
@@ -163,7 +165,8 @@ def test_sessions_stay_within_their_update_bound_and_their_accuracy(seed: int) -
     """A loud session under adversarial queries: it updates (so the test exercises the
     wrapper), never more than c times, never fails, never refuses, and every answer is within
     the accuracy declared at β = 1e-9 (the test's false-alarm rate)."""
-    releaser = dpplug.create("sparse-multiplicative-weights", **{**LOUD, "beta": Fraction(1, 10**9)})
+    params = {**LOUD, "beta": Fraction(1, 10**9)}
+    releaser = dpplug.create("sparse-multiplicative-weights", **params)
     counts = zipf_counts(40, 10**5, seed)
     data = {x: c * 10**4 for x, c in counts.items()}  # 10^9 rows, as counts
     session = releaser.start(data, SeededSource(seed))
