@@ -72,25 +72,26 @@ class BitStream:
                 return u + 1
 
 
-def bernoulli(p: Rat, bits: BitStream) -> bool:
-    """Exact Bernoulli(p) for a rational p ∈ [0, 1]: U(d) ≤ numerator, with p = numerator/d."""
-    p = mpq(p)
-    return bits.uniform(int(p.denominator)) <= int(p.numerator)
-
-
 def bernoulli_exp(gamma: Rat, bits: BitStream) -> bool:
     """Exact Bernoulli(e^{−γ}) for a rational γ ≥ 0 (CKS Alg. 1)."""
     gamma = mpq(gamma)
     if gamma < 0:
         raise ValueError(f"bernoulli_exp needs γ ≥ 0, got {gamma}")
-    whole = int(gamma // 1)
-    if whole >= 1 and gamma != 1:
+    return _bernoulli_exp(int(gamma.numerator), int(gamma.denominator), bits)
+
+
+def _bernoulli_exp(num: int, den: int, bits: BitStream) -> bool:
+    """Bernoulli(e^{−num/den}) in integers: for γ ≤ 1 count the successes of Bernoulli(γ/K),
+    K = 1, 2, … (U(den·K) ≤ num), and return whether their number is even; for γ > 1 multiply
+    ⌊γ⌋ coins of e^{−1} and one of e^{−(γ − ⌊γ⌋)}."""
+    if num > den:
+        whole = num // den
         for _ in range(whole):
-            if not bernoulli_exp(mpq(1), bits):
+            if not _bernoulli_exp(1, 1, bits):
                 return False
-        return bernoulli_exp(gamma - whole, bits)
+        return _bernoulli_exp(num - whole * den, den, bits)
     k = 1
-    while bernoulli(gamma / k, bits):
+    while bits.uniform(den * k) <= num:
         k += 1
     return k % 2 == 1
 
@@ -103,10 +104,10 @@ def _laplace(scale: Rat, bits: BitStream) -> int:
     t, s = int(scale.numerator), int(scale.denominator)
     while True:
         u = bits.uniform(t) - 1
-        if not bernoulli_exp(mpq(u, t), bits):
+        if not _bernoulli_exp(u, t, bits):
             continue
         v = 0
-        while bernoulli_exp(mpq(1), bits):
+        while _bernoulli_exp(1, 1, bits):
             v += 1
         y = (u + t * v) // s
         negative = bits.bits(1) == 1
@@ -116,11 +117,14 @@ def _laplace(scale: Rat, bits: BitStream) -> int:
 
 
 def _gaussian(sigma2: Rat, bits: BitStream) -> int:
-    """CKS Alg. 3."""
-    t = int(isqrt(mpz(sigma2 // 1))) + 1  # ⌊σ⌋ + 1
+    """CKS Alg. 3, with σ² = a/b: accept a proposal y with probability e^{−γ},
+    γ = (|y| − σ²/t)²/(2σ²) = (b·t·|y| − a)²/(2·a·b·t²)."""
+    a, b = int(sigma2.numerator), int(sigma2.denominator)
+    t = int(isqrt(mpz(a // b))) + 1  # ⌊σ⌋ + 1
+    scale, den = mpq(t), 2 * a * b * t * t
     while True:
-        y = _laplace(mpq(t), bits)
-        if bernoulli_exp((abs(y) - sigma2 / t) ** 2 / (2 * sigma2), bits):
+        y = _laplace(scale, bits)
+        if _bernoulli_exp((b * t * abs(y) - a) ** 2, den, bits):
             return y
 
 

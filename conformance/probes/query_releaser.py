@@ -2,11 +2,10 @@
 sparse queries out.
 
 Input v is the dataset {x₀: v} (one row added or removed moves v by one: Blum & Roth's
-neighbours; the audit compares v = 0 and 1, and ⌊n/2⌋ and ⌊n/2⌋ + 1); an output is the answer to
-the query {x₀: 1} in grid units, ⌊answer·n·W⌋ (for a session, the first answer after
-:meth:`~dpplug.QueryReleaser.start`). The noise of every built-in
-releaser is exact discrete Laplace or Gaussian noise, whose probabilities are irrational, so no
-exact law exists: exact privacy and the sampling law are skipped and the audit and the accuracy
+neighbours; the audit compares v = 0 and 1, and for a session ⌊n/2⌋ and ⌊n/2⌋ + 1); an output
+is the answer to the query {x₀: 1} in grid units, ⌊answer·n·W⌋ (for a session, the first answer
+after :meth:`~dpplug.QueryReleaser.start`). The noise of every built-in releaser is exact
+discrete Laplace or Gaussian noise, whose probabilities are irrational, so no exact law exists: exact privacy and the sampling law are skipped and the audit and the accuracy
 test check the releaser on samples (:attr:`Settings.releases` releases per input).
 
 Accuracy is tested on a fixed workload of k m-sparse queries, chosen (from a seeded generator
@@ -118,10 +117,12 @@ class QueryReleaserProbe(Probe):
 
     @property
     def pairs(self) -> tuple[tuple[int, int], ...]:
-        """One row added to {x₀: 0} and to {x₀: ⌊n/2⌋} (where an interactive releaser's first
-        answer is far from its initial hypothesis, so it answers from the data)."""
+        """One row added to {x₀: 0}, and for a session to {x₀: ⌊n/2⌋} too (where a first answer
+        far from an initial hypothesis comes from the data)."""
         middle = self.releaser.n // 2
-        return ((0, 1), (middle, middle + 1)) if middle >= 1 else ((0, 1),)
+        if self.releaser.interactive and middle >= 1:
+            return ((0, 1), (middle, middle + 1))
+        return ((0, 1),)
 
     def sample_size(self, settings: Settings) -> int:
         return settings.releases

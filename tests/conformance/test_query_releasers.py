@@ -68,3 +68,5 @@ def test_the_probe_has_no_exact_law_and_draws_answers_in_grid_units() -> None:
     scale = probe.releaser.n * probe.releaser.workload.grid
     assert draws.dtype.kind == "i" and draws.min() >= 0 and draws.max() <= scale
     assert probe.pairs == ((0, 1), (probe.releaser.n // 2, probe.releaser.n // 2 + 1))
+    projection = next(iter(probes(dpplug.registry().get("sparse-projection"))))
+    assert projection.pairs == ((0, 1),)
