@@ -188,8 +188,10 @@ def gaussian_error(sigma2: Rat, beta: Rat) -> int:
 
 def laplace_log_mgf(scale: Rat, x: Ball) -> Ball:
     """ln E[e^{xY}] for the discrete Laplace of scale *scale*, as a ball, for |x| < 1/scale:
-    ln((1 − q)² / ((1 − qe^x)(1 − qe^{−x}))) with q = e^{−1/scale}. Even and convex in x, and
-    ln E[e^{xY}]/x² is non-decreasing in |x| (its power series in x has non-negative
-    coefficients: Σ_j (2q^j/j)(cosh(jx) − 1))."""
+    ln((1 − q)²/((1 − qe^x)(1 − qe^{−x}))) with q = e^{−1/scale}, written as
+    −ln(1 − r·(e^x − 1)) − ln(1 − r·(e^{−x} − 1)), r = q/(1 − q), which keeps its precision for
+    small x. Even and convex in x, and ln E[e^{xY}]/x² is non-decreasing in |x| (its power series
+    in x has non-negative coefficients: Σ_j (2q^j/j)(cosh(jx) − 1))."""
     q = (-1 / ball(scale)).exp()
-    return 2 * (1 - q).log() - (1 - q * x.exp()).log() - (1 - q * (-x).exp()).log()
+    r = q / (1 - q)
+    return -(1 - r * x.expm1()).log() - (1 - r * (-x).expm1()).log()

@@ -5,8 +5,9 @@ Input v is the dataset {x₀: v} (one row added or removed moves v by one: Blum 
 neighbours; the audit compares v = 0 and 1, and for a session ⌊n/2⌋ and ⌊n/2⌋ + 1); an output
 is the answer to the query {x₀: 1} in grid units, ⌊answer·n·W⌋ (for a session, the first answer
 after :meth:`~dpplug.QueryReleaser.start`). The noise of every built-in releaser is exact
-discrete Laplace or Gaussian noise, whose probabilities are irrational, so no exact law exists: exact privacy and the sampling law are skipped and the audit and the accuracy
-test check the releaser on samples (:attr:`Settings.releases` releases per input).
+discrete Laplace or Gaussian noise, whose probabilities are irrational, so no exact law exists:
+exact privacy and the sampling law are skipped and the audit and the accuracy test check the
+releaser on samples (:attr:`Settings.releases` releases per input).
 
 Accuracy is tested on a fixed workload of k m-sparse queries, chosen (from a seeded generator
 that draws nothing of the mechanism's) before any release, on a dataset over the first labels:

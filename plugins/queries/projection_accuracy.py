@@ -182,16 +182,22 @@ def laplace_noise_error(scale: Rat, coefficient: Rat, energy: Rat, queries: int,
     log_term = log_float(2 * queries / mpq(beta))
     limit = 1 / (b * big)
 
+    r = 1 / math.expm1(1 / b)  # q/(1 − q) with q = e^{−1/b}
+
     def g(y: float) -> float:
-        q = math.exp(-1 / b)
-        value = 2 * math.log1p(-q) - math.log1p(-q * math.exp(y)) - math.log1p(-q * math.exp(-y))
+        value = -math.log1p(-r * math.expm1(y)) - math.log1p(-r * math.expm1(-y))
         return value / (y * y)
 
     def objective(lam: float) -> float:
         return (total * lam * lam * g(lam * big) + log_term) / lam
 
-    found = minimize_scalar(objective, bounds=(limit * 1e-9, limit * (1 - 1e-9)), method="bounded")
-    lam = mpq(float(found.x))
+    found = minimize_scalar(  # over ln(λ/limit), so that the tolerance is relative
+        lambda t: objective(limit * math.exp(t)),
+        bounds=(math.log(1e-12), math.log1p(-1e-9)),
+        method="bounded",
+        options={"xatol": 1e-9},
+    )
+    lam = mpq(limit * math.exp(float(found.x)))
 
     def at() -> Ball:
         x = ball(lam * mpq(coefficient))
