@@ -57,6 +57,7 @@ from typing import Any
 import gmpy2
 import opendp.prelude as dp
 from gmpy2 import mpfr, mpq
+from opendp.core import new_queryable
 from opendp.mod import OpenDPException, _PartialConstructor
 
 from dpplug.errors import BadData, BadParameter, NotSupported
@@ -223,7 +224,7 @@ def _queryable(session: Any) -> Any:
             raise NotSupported(f"a dpplug session answers user queries only, not {query!r}")
         return session.answer(query)
 
-    return dp.new_queryable(transition)
+    return new_queryable(transition)
 
 
 def _label_distance(d_in: object) -> LabelDistance:

@@ -81,7 +81,7 @@ class QueryReleaser(Mechanism):
                 self.guarantee,
                 self.accuracy(self.beta),
             )
-        return found  # type: ignore[no-any-return]
+        return found
 
     def label_counts(self, data: object) -> LabelCounts:
         """*data* validated (:func:`dpplug.queries.label_counts`)."""

@@ -11,7 +11,8 @@ rigorously (:func:`dpplug.composition.step_budget`). Answers are clamped to [0, 
 (post-processing, which only lowers the error).
 
 Accuracy: per query the smallest a with Pr[|Y| > a] ≤ β, exactly from the discrete Laplace
-tail 2q^{a+1}/(1 + q), q = e^{−ε₀/W}; all k answers at once, the same at β/k (union bound).
+tail 2q^{a+1}/(1 + q), q = e^{−ε₀/W}; all k answers at once, the same at β/k (union bound);
+never more than n·W, since answers and the truth are in [0, 1].
 """
 
 from __future__ import annotations
@@ -69,12 +70,13 @@ class IndependentLaplace(QueryReleaser):
         return Guarantee(self.budget.exp_epsilon, self.budget.delta, ADD_REMOVE_ROW)
 
     def _accuracy(self, beta: Any) -> Accuracy:
-        k = self.workload.max_queries
+        k, scale = self.workload.max_queries, self.n * self.workload.grid
         return Accuracy(
-            ErrorBound(laplace_error(self.noise_scale, beta), beta),
-            ErrorBound(laplace_error(self.noise_scale, beta / k), beta),
+            ErrorBound(min(laplace_error(self.noise_scale, beta), scale), beta),
+            ErrorBound(min(laplace_error(self.noise_scale, beta / k), scale), beta),
             formula="smallest a with Pr[|Y| > a] = 2q^(a+1)/(1+q) ≤ β, q = e^(−ε₀/W) (grid "
-            "units 1/(nW)); at β/k for all k answers (union bound)",
+            "units 1/(nW)); at β/k for all k answers (union bound); at most n·W (answers are "
+            "clamped to [0, 1])",
         )
 
     def _start(self, counts: LabelCounts, source: RandomSource) -> QuerySession:
