@@ -54,7 +54,7 @@ if TYPE_CHECKING:
 #: bit-sliced evaluation of all points at once (which costs a fixed s²·r bitwise operations).
 SLICED_FROM = 128
 #: Rows of a column block materialised at once when summing columns (memory bound).
-BLOCK_ENTRIES = 1 << 24
+BLOCK_ENTRIES = 1 << 21
 FORMAT = "dpplug-sparse-projection/1"
 
 
