@@ -23,8 +23,9 @@ forms through :data:`SESSION_ROUTES`; its release is an OpenDP Queryable built w
 ``new_queryable``, whose queries go to the session, so it works inside OpenDP's compositors and
 odometers, which account for its privacy map like any measurement's.
 
-Maps are the kind's exact (e^ε, δ), rounded up to floats. Measures: ``max_divergence()`` for pure
-guarantees, ``approximate(max_divergence())`` otherwise.
+Maps are the kind's rigorous upper bounds on (ε, δ), rounded up to floats, computed in time
+logarithmic in the distance. Measures: ``max_divergence()`` for pure guarantees,
+``approximate(max_divergence())`` otherwise.
 
 OpenDP does not validate user callbacks, so the adapter does: distances must be non-negative
 integers of the metric's shape, data must be in the declared domain (integers in the sampler's
@@ -56,7 +57,7 @@ from typing import Any
 
 import gmpy2
 import opendp.prelude as dp
-from gmpy2 import mpfr, mpq
+from gmpy2 import mpfr
 from opendp.core import new_queryable
 from opendp.mod import OpenDPException, _PartialConstructor
 
@@ -89,15 +90,9 @@ def _require_features() -> None:
 
 
 def _up(value: Any) -> float:
-    """A float ≥ the exact rational *value*."""
+    """The smallest float ≥ *value* (an upper bound from :class:`dpplug.guarantee.LossBound`)."""
     with gmpy2.context(gmpy2.get_context(), precision=53, round=gmpy2.RoundUp):
-        return float(mpfr(mpq(value)))
-
-
-def _ln_up(value: Any) -> float:
-    """A float ≥ ln(*value*) for a rational value ≥ 1."""
-    with gmpy2.context(gmpy2.get_context(), precision=53, round=gmpy2.RoundUp):
-        return float(gmpy2.log(mpfr(mpq(value))))
+        return float(mpfr(value))
 
 
 def _distance(d_in: object, what: str) -> int:
@@ -111,13 +106,13 @@ def _measure(mechanism: Mechanism) -> Any:
 
 
 def _privacy_map(mechanism: Mechanism, distance: Callable[[object], Any]) -> Callable[[Any], Any]:
-    """d_in → the kind's exact bound at *distance*(d_in), as ε or (ε, δ) rounded up."""
+    """d_in → the kind's bound at *distance*(d_in), as ε or (ε, δ) rounded up to floats."""
     pure = mechanism.guarantee.pure
 
     def privacy_map(d_in: object) -> Any:
-        exp_epsilon, delta = mechanism.kind.privacy_bound(mechanism, distance(d_in))
-        epsilon = _ln_up(exp_epsilon)
-        return epsilon if pure else (epsilon, _up(delta))
+        bound = mechanism.kind.privacy_bound(mechanism, distance(d_in))
+        epsilon = _up(bound.epsilon)
+        return epsilon if pure else (epsilon, _up(bound.delta))
 
     return privacy_map
 
@@ -323,17 +318,31 @@ def serialize(measurement: Any) -> str:
     return json.dumps(spec, sort_keys=True)
 
 
-def deserialize(text: str, registry: Registry | None = None) -> Any:
-    """The measurement :func:`serialize` described, rebuilt through *registry*."""
+def deserialize(text: str | bytes, registry: Registry | None = None) -> Any:
+    """The measurement :func:`serialize` described, rebuilt through *registry*.
+
+    The text is untrusted: everything in it is validated (the plugin and its parameters by the
+    plugin's own schema, the input form against the forms this adapter builds), the guarantee is
+    the rebuilt plugin's, never the text's, and anything malformed is :class:`BadData`.
+    """
     try:
         spec = json.loads(text)
-        form = InputForm(str(spec["input"]["form"]), spec["input"]["T"])
-        params = params_from_text(spec["params"])
-        name = spec["plugin"]
-    except (ValueError, KeyError, TypeError, AttributeError) as exc:
+        if not isinstance(spec, dict) or not isinstance(spec.get("params"), dict):
+            raise ValueError("not a dpplug measurement")
+        name, given, form_of = spec["plugin"], spec["params"], spec["input"]
+        if not isinstance(name, str) or not isinstance(form_of, dict):
+            raise ValueError("the plugin name or the input form is malformed")
+        if not all(isinstance(v, str | int | bool) for v in given.values()):
+            raise ValueError("parameters must be text, integers or booleans")
+        form = InputForm(str(form_of["form"]), form_of["T"])
+        params = params_from_text(given)
+        domain, metric = form.domain_and_metric()
+    except (ValueError, KeyError, TypeError, RecursionError, BadParameter) as exc:
         raise BadData(f"cannot read a dpplug measurement from this text: {exc}") from None
-    domain, metric = form.domain_and_metric()
-    return make_measurement(name, domain, metric, registry=registry, **params)
+    try:
+        return make_measurement(name, domain, metric, registry=registry, **params)
+    except BadParameter as exc:
+        raise BadData(f"the serialised parameters of {name!r} are invalid: {exc}") from None
 
 
 def register_context_constructors(registry: Registry | None = None) -> list[str]:

@@ -51,7 +51,7 @@ from gmpy2 import mpq
 from pipeline_dp import combiners, dp_computations
 from pipeline_dp.aggregate_params import MechanismType, Metrics
 
-from dpplug.errors import BadParameter, NotSupported
+from dpplug.errors import BadData, BadParameter, NotSupported
 from dpplug.kind import CentralPlan, Kind, PipelineRole, check_role
 from dpplug.kinds import CountingQuerySampler, PartitionSelector
 from dpplug.mechanism import Mechanism
@@ -275,12 +275,26 @@ class PluginNoise(dp_computations.AdditiveMechanism):
         self._sampler = cast(CountingQuerySampler, spec.build(epsilon=self._epsilon))
 
     def add_noise(self, value: Any) -> Any:
+        """Noise on integer-valued counts. Every value is first clamped to the sampler's count
+        bounds ([0, n] for bounded samplers, ±2^62 otherwise), in its own dtype, so nothing wraps
+        around: clamping is 1-Lipschitz, which keeps the sensitivity (and the guarantee). NaN,
+        infinities, non-integers and non-numbers are refused before anything is drawn."""
         values = np.asarray(value)
-        if values.dtype.kind not in "iu" and not np.all(np.mod(values, 1) == 0):
-            raise BadParameter(f"{self._spec.name} adds noise to integer counts, got {value!r}")
-        # Bounded samplers take counts in [0, n]: clamping the true count first is 1-Lipschitz,
-        # so the sensitivity (and the guarantee) is unchanged.
-        counts = np.clip(values.astype(np.int64), *self._sampler.count_bounds)
+        if values.dtype.kind not in "iuf":
+            raise BadData(f"{self._spec.name} adds noise to integer counts, got {value!r}")
+        if values.dtype.kind == "f" and not (
+            np.all(np.isfinite(values)) and np.all(np.mod(values, 1) == 0)
+        ):
+            raise BadData(
+                f"{self._spec.name} adds noise to integer counts; got {value!r}, which has NaN, "
+                "an infinity or a fraction: round or filter the values first"
+            )
+        low, high = self._sampler.count_bounds
+        if values.dtype.kind == "u":
+            clamped = np.minimum(values, np.uint64(high)).astype(np.int64)
+            counts = np.maximum(clamped, low)
+        else:
+            counts = np.clip(values, low, high).astype(np.int64)
         noisy = self._sampler.sample(counts, _source())
         return noisy if isinstance(value, np.ndarray) else int(noisy.reshape(-1)[0])
 
@@ -392,8 +406,7 @@ class DPEngine(pipeline_dp.DPEngine):
         """
         if not isinstance(spec, PluginSpec):
             raise BadParameter(
-                "release needs dpplug.adapters.pipelinedp.central_release(name, ...), got "
-                f"{spec!r}"
+                f"release needs dpplug.adapters.pipelinedp.central_release(name, ...), got {spec!r}"
             )
         check_role(spec.kind, PipelineRole.CENTRAL_RELEASE, "DPEngine.release")
         budget = self._budget_accountant.request_budget(

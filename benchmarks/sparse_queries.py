@@ -101,10 +101,16 @@ def contenders(dimension: int) -> list[Contender]:
     return [
         Contender("independent Laplace", "independent-laplace", {}),
         Contender("SMW", "sparse-multiplicative-weights", {}),
-        Contender(f"projection, Laplace, T=2^{dimension.bit_length() - 1}", "sparse-projection",
-                  projection),
-        Contender(f"projection, Gaussian, T=2^{dimension.bit_length() - 1}", "sparse-projection",
-                  {**projection, "noise": "gaussian"}),
+        Contender(
+            f"projection, Laplace, T=2^{dimension.bit_length() - 1}",
+            "sparse-projection",
+            projection,
+        ),
+        Contender(
+            f"projection, Gaussian, T=2^{dimension.bit_length() - 1}",
+            "sparse-projection",
+            {**projection, "noise": "gaussian"},
+        ),
     ]
 
 
@@ -112,7 +118,12 @@ def create(contender: Contender, n: int, k: int) -> Any | None:
     """The mechanism, or None when it refuses (no non-trivial accuracy)."""
     try:
         return dpplug.create(
-            contender.name, n=n, epsilon=EPSILON, delta=DELTA, max_queries=k, sparsity=M,
+            contender.name,
+            n=n,
+            epsilon=EPSILON,
+            delta=DELTA,
+            max_queries=k,
+            sparsity=M,
             **contender.params,
         )
     except dpplug.BadParameter:
@@ -158,7 +169,8 @@ def section_errors(args: argparse.Namespace) -> dict[str, Any]:
                 declared.append(declared_alpha(mechanism))
                 if k in measured_ks and contender in fast:
                     measured.append(
-                        math.nan if mechanism is None
+                        math.nan
+                        if mechanism is None
                         else measured_error(mechanism, data, queries[:k])
                     )
             rows[contender.label] = {"declared": declared, "measured": measured}
@@ -196,8 +208,9 @@ def draw_plot(plot: dict[str, Any], path: str) -> None:
             color = f"C{index}"
             axis.loglog(ks, row["declared"], "-o", color=color, label=f"{label} (declared)")
             if row["measured"]:
-                axis.loglog(measured_ks, row["measured"], "--x", color=color,
-                            label=f"{label} (measured)")
+                axis.loglog(
+                    measured_ks, row["measured"], "--x", color=color, label=f"{label} (measured)"
+                )
         axis.set_title(f"n = {n:,}, m = {M}, ε = {EPSILON}, δ = 1e-6")
         axis.set_xlabel("k (queries)")
         axis.set_ylabel("largest error over the k answers")
@@ -242,8 +255,10 @@ def section_smw_time(args: argparse.Namespace) -> None:
     for label, universe, draw in universes:
         data = zipf_over(list(dict.fromkeys(draw() for _ in range(200))), n)
         queries = [
-            {x: Fraction(rng.randint(1, 4), 4)
-             for x in rng.sample(list(data), M // 2) + [draw() for _ in range(M - M // 2)]}
+            {
+                x: Fraction(rng.randint(1, 4), 4)
+                for x in rng.sample(list(data), M // 2) + [draw() for _ in range(M - M // 2)]
+            }
             for _ in range(answers)
         ]
         common = {"n": n, "epsilon": EPSILON, "max_queries": answers, "sparsity": M, "grid": 4}
@@ -255,8 +270,9 @@ def section_smw_time(args: argparse.Namespace) -> None:
         independent = dpplug.create("independent-laplace", **common)
         ind_us = time_answers(independent.start(data, dpplug.SystemSource()), queries)
         anchor = opendp_anchor(queries, data, float(independent.noise_scale))
-        table.add_row(label, f"{smw_us:,.0f}", f"{session.updates}", f"{ind_us:,.0f}",
-                      f"{anchor:,.1f}")
+        table.add_row(
+            label, f"{smw_us:,.0f}", f"{session.updates}", f"{ind_us:,.0f}", f"{anchor:,.1f}"
+        )
     console.print(table)
     ms = (1, 4, 16) if args.quick else (1, 4, 16, 64, 256)
     times = []
@@ -266,11 +282,21 @@ def section_smw_time(args: argparse.Namespace) -> None:
     labels = [rng.randbytes(16) for _ in range(2000)]
     data = zipf_over(labels, n)
     for m in ms:
-        smw = dpplug.create("sparse-multiplicative-weights", n=n, epsilon=EPSILON, delta=DELTA,
-                            max_queries=answers, sparsity=m, grid=4)
+        smw = dpplug.create(
+            "sparse-multiplicative-weights",
+            n=n,
+            epsilon=EPSILON,
+            delta=DELTA,
+            max_queries=answers,
+            sparsity=m,
+            grid=4,
+        )
         queries = [
-            {x: 1 for x in rng.sample(labels, (m + 1) // 2)
-             + [rng.randbytes(16) for _ in range(m // 2)]}
+            {
+                x: 1
+                for x in rng.sample(labels, (m + 1) // 2)
+                + [rng.randbytes(16) for _ in range(m // 2)]
+            }
             for _ in range(answers)
         ]
         session = smw.start(data, dpplug.SystemSource())
@@ -293,8 +319,14 @@ def section_projection(args: argparse.Namespace) -> None:
         for x in rng.choices(labels, weights, k=n):
             data[x] = data.get(x, 0) + 1
         mechanism = dpplug.create(
-            "sparse-projection", universe="bytes:16", n=n, epsilon=EPSILON, delta=DELTA,
-            max_queries=1000, sparsity=M, dimension=dimension,
+            "sparse-projection",
+            universe="bytes:16",
+            n=n,
+            epsilon=EPSILON,
+            delta=DELTA,
+            max_queries=1000,
+            sparsity=M,
+            dimension=dimension,
         )
         timing = timed(lambda: mechanism.release(data, dpplug.SystemSource()), args.repeats)
         tracemalloc.start()
@@ -310,15 +342,25 @@ def section_projection(args: argparse.Namespace) -> None:
     for dimension in dims:
         seconds, mib, distinct = run(10**4 if not args.quick else 10**3, dimension)
         by_t.append(seconds)
-        table.add_row(f"{10**4 if not args.quick else 10**3:,}", f"{dimension:,}", f"{distinct:,}",
-                      f"{seconds:.2f}", f"{mib:.1f}")
+        table.add_row(
+            f"{10**4 if not args.quick else 10**3:,}",
+            f"{dimension:,}",
+            f"{distinct:,}",
+            f"{seconds:.2f}",
+            f"{mib:.1f}",
+        )
     by_n, distincts = [], []
     for n in ns:
         seconds, mib, distinct = run(n, 1 << 12 if not args.quick else 1 << 8)
         by_n.append(seconds)
         distincts.append(distinct)
-        table.add_row(f"{n:,}", f"{(1 << 12) if not args.quick else 1 << 8:,}", f"{distinct:,}",
-                      f"{seconds:.2f}", f"{mib:.1f}")
+        table.add_row(
+            f"{n:,}",
+            f"{(1 << 12) if not args.quick else 1 << 8:,}",
+            f"{distinct:,}",
+            f"{seconds:.2f}",
+            f"{mib:.1f}",
+        )
     console.print(table)
     console.print(
         f"growth exponent in T: {growth_exponent(dims, by_t):.2f}; in distinct labels: "
@@ -328,11 +370,17 @@ def section_projection(args: argparse.Namespace) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
-    parser.add_argument("--quick", action="store_true")
-    parser.add_argument("--plot", default="sparse_queries_error.png")
-    parser.add_argument("--answers", type=int, default=2000)
-    parser.add_argument("--repeats", type=int, default=2)
-    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--quick", action="store_true", help="small grids (a smoke test)")
+    parser.add_argument(
+        "--plot", default="sparse_queries_error.png", help="where the error plot goes (PNG)"
+    )
+    parser.add_argument(
+        "--answers", type=int, default=2000, help="answers timed per SMW session (section 2)"
+    )
+    parser.add_argument(
+        "--repeats", type=int, default=2, help="projection releases timed, best kept (section 3)"
+    )
+    parser.add_argument("--seed", type=int, default=0, help="seed of the data and queries only")
     args = parser.parse_args()
     dpplug.registry()  # loaded before anything is timed
     draw_plot(section_errors(args), args.plot)

@@ -4,7 +4,8 @@ Each kind's probe lists its declared bounds at β = 1/20 and 1/1000 as claims. A
 probability is known exactly (a sampler's worst tail over every count of a small case, a
 selector's keep probability at its declared threshold) must be at most β. The others are tested
 on seeded samples with a one-sided binomial test (H₀: failure rate ≤ β) whose false-alarm rate is
-split by Bonferroni over them.
+split by Bonferroni over them; each draws enough samples to see a failure rate of 2β with
+probability at least 1/2 (:mod:`.power`), or fails for want of power.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from typing import Any
 from gmpy2 import mpq
 from scipy.stats import binom
 
+from dpplug.conformance.power import DETECTED_FACTOR, detectable_factor, trials_for
 from dpplug.conformance.probes import probes
 from dpplug.conformance.probes.base import ExactClaim, Probe, SampledClaim
 from dpplug.conformance.results import ContractResult, Outcome
@@ -37,19 +39,35 @@ def check(entry: Entry, settings: Settings) -> ContractResult:
                 return ContractResult(NAME, Outcome.FAILED, f"{probe.where}: {failure}")
         plot = plot or probe.accuracy_plot(settings)
     alpha = settings.false_alarm / max(1, len(sampled))
+    weakest = 1.0
     for probe, claim in sampled:
-        misses = claim.misses()
-        p_value = float(binom.sf(misses - 1, claim.trials, float(claim.beta)))
+        beta = float(claim.beta)
+        trials = max(claim.trials, trials_for(beta, alpha))
+        if trials > claim.max_trials:
+            return ContractResult(
+                NAME,
+                Outcome.FAILED,
+                f"{probe.where}, {claim.what}: no power: seeing a failure rate of "
+                f"{DETECTED_FACTOR:g}β at β = {claim.beta} needs {trials} draws, more than the "
+                f"{claim.max_trials} this case affords; declare a case whose law is exact or "
+                "cheaper to draw",
+            )
+        misses = claim.misses(trials)
+        p_value = float(binom.sf(misses - 1, trials, beta))
         if p_value < alpha:
             return ContractResult(
                 NAME,
                 Outcome.FAILED,
-                f"{probe.where}, {claim.what} in {misses}/{claim.trials} draws, too many for "
+                f"{probe.where}, {claim.what} in {misses}/{trials} draws, too many for "
                 f"β = {claim.beta} (p = {p_value:.1e} < {alpha:.1e})",
             )
+        weakest = max(weakest, detectable_factor(trials, beta, alpha))
     parts = [f"{exact} declared bounds hold exactly"] if exact else []
     if sampled:
-        parts.append(f"{len(sampled)} binomial tests passed (reject below {alpha:.1e})")
+        parts.append(
+            f"{len(sampled)} binomial tests passed (reject below {alpha:.1e}); each sees a "
+            f"failure rate of {weakest:.2g}·β with probability ≥ 1/2"
+        )
     return ContractResult(NAME, Outcome.PASSED, "; ".join(parts), data=plot)
 
 

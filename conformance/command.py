@@ -1,6 +1,11 @@
 """``dpplug conform``: the conformance suite on the command line, added to the ``dpplug`` command
 through the entry-point group ``dpplug.commands`` (so core never imports the suite).
 
+Each plugin is checked in its own process (:mod:`.isolation`), several at once (``--jobs``,
+default: one per core), each stopped after ``--timeout`` seconds. A row is printed as each plugin
+finishes, so a run that is killed still shows what finished; the table fits 80 columns. A
+quarantined (broken) plugin is a failed row and fails the run unless ``--allow-broken``.
+
 Only the argument parser is built at start-up; the suite (scipy, matplotlib, hypothesis) is
 imported when the command runs.
 """
@@ -9,12 +14,20 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
-from rich.progress import Progress
-from rich.table import Table
+
+from dpplug.errors import BadParameter
+
+if TYPE_CHECKING:
+    from dpplug.conformance.results import PluginResult
+
+#: The default time limit of one plugin's contracts, in seconds.
+DEFAULT_TIMEOUT = 900
 
 
 def add_command(commands: Any) -> None:
@@ -40,58 +53,108 @@ def add_command(commands: Any) -> None:
     conform.add_argument("--seed", type=int, default=0, help="seed of every statistical test")
     conform.add_argument("--json", action="store_true", help="print machine-readable results")
     conform.add_argument("--report", metavar="DIR", help="write an HTML report with plots")
+    conform.add_argument(
+        "--jobs",
+        type=int,
+        default=os.cpu_count() or 1,
+        help="plugins checked at once, each in its own process (default: one per core)",
+    )
+    conform.add_argument(
+        "--timeout",
+        type=float,
+        default=DEFAULT_TIMEOUT,
+        metavar="SECONDS",
+        help=f"time limit of one plugin's contracts (default {DEFAULT_TIMEOUT})",
+    )
+    conform.add_argument(
+        "--allow-broken",
+        action="store_true",
+        help="list plugins that failed to load without failing the run",
+    )
 
 
 def run(args: argparse.Namespace, out: Console) -> int:
     """Run the contracts on the named plugins (all by default); 1 if any plugin failed."""
+    from dpplug.conformance.isolation import Target, broken_result, run_isolated
     from dpplug.conformance.report import write_report
-    from dpplug.conformance.results import Outcome, results_json
-    from dpplug.conformance.runner import CONTRACTS, run_plugin
+    from dpplug.conformance.results import results_json
     from dpplug.conformance.settings import Settings
     from dpplug.levels import record_levels
     from dpplug.plugin_registry import registry
 
+    if args.jobs < 1 or args.timeout <= 0:
+        raise BadParameter("--jobs must be at least 1 and --timeout positive")
+    report = _report_directory(args.report) if args.report else None
+    settings = Settings(mode=args.mode, seed=args.seed)
     reg = registry()
     entries = [reg.get(name) for name in args.names] if args.names else reg.entries()
-    settings = Settings(mode=args.mode, seed=args.seed)
-    progress_console = Console(stderr=True)
-    results = []
-    with Progress(
-        *Progress.get_default_columns(), console=progress_console, transient=True
-    ) as progress:
-        task = progress.add_task("conformance", total=len(entries) * len(CONTRACTS))
-        for entry in entries:
-
-            def step(contract: str, _result: object, name: str = entry.name) -> None:
-                progress.update(task, advance=1, description=f"{name}: {contract}")
-
-            results.append(run_plugin(entry, settings, on_contract=step))
-    record_levels({(r.name, r.source): r.level.value for r in results}, settings.describe())
-    if args.report:
-        path = write_report(results, settings, Path(args.report))
-        progress_console.print(f"report: {path}")
+    broken = [broken_result(b) for b in reg.broken]
+    start = time.monotonic()
+    if not args.json:
+        out.print(f"dpplug conform, {settings.describe()}")
+        out.print(_HEADER)
+        for result in broken:
+            out.print(_row(result))
+    printer = (lambda result: None) if args.json else (lambda result: out.print(_row(result)))
+    results = run_isolated(
+        [Target.of(entry) for entry in entries], settings, args.jobs, args.timeout, printer
+    )
+    results.sort(key=lambda result: result.name)
+    record_levels(
+        {(r.name, r.source, r.module): r.level.value for r in results if r.problem is None},
+        settings.describe(),
+    )
+    everything = results + broken
+    if report is not None:
+        Console(stderr=True).print(f"report: {write_report(everything, settings, report)}")
     if args.json:
-        print(json.dumps(results_json(results, settings), indent=2))
-        return 1 if any(r.failed for r in results) else 0
-    table = Table(title="dpplug conformance", caption=settings.describe())
-    table.add_column("plugin", no_wrap=True)
-    table.add_column("level", no_wrap=True)
-    for number in range(1, len(CONTRACTS) + 1):
-        table.add_column(str(number), justify="center")
-    marks = {
-        Outcome.PASSED: "[green]✓[/green]",
-        Outcome.FAILED: "[red]✗[/red]",
-        Outcome.SKIPPED: "[dim]–[/dim]",
-    }
-    for result in results:
-        table.add_row(result.name, result.level.value, *(marks[r.outcome] for r in result.results))
-    out.print(table)
+        print(json.dumps(results_json(everything, settings), indent=2))
+    else:
+        _summary(out, everything, time.monotonic() - start)
+    failed = any(r.failed for r in results) or (broken and not args.allow_broken)
+    return 1 if failed else 0
+
+
+_MARKS = {"passed": "[green]✓[/green]", "failed": "[red]✗[/red]", "skipped": "[dim]–[/dim]"}
+_HEADER = f"1 2 3 4 5 6 7  {'level':<16} {'time':>6}  plugin"
+
+
+def _row(result: PluginResult) -> str:
+    """One line per plugin: a mark per contract, its level, its time and its name."""
+    marks = " ".join(_MARKS[r.outcome.value] for r in result.results) or "[red]✗[/red]" + " " * 12
+    seconds = f"{result.seconds:5.0f}s"  # 6 characters, as the header's "time"
+    return f"{marks}  {result.level.value:<16} {seconds}  {result.name}"
+
+
+def _summary(out: Console, results: list[PluginResult], seconds: float) -> None:
+    from dpplug.conformance.runner import CONTRACTS
+
     out.print(
         "  ".join(f"{i}={name}" for i, name in enumerate(CONTRACTS, start=1))
-        + "   ✓ passed, ✗ failed, – skipped"
+        + "   ✓ passed  ✗ failed  – skipped",
+        highlight=False,
     )
     for result in results:
+        if result.problem is not None:
+            out.print(f"{result.name}: {result.problem}", highlight=False)
         for r in result.results:
-            if r.outcome is not Outcome.PASSED:
+            if r.outcome.value != "passed":
                 out.print(f"{result.name} / {r.contract}: {r.outcome.value}: {r.detail}")
-    return 1 if any(r.failed for r in results) else 0
+    levels: dict[str, int] = {}
+    for result in results:
+        levels[result.level.value] = levels.get(result.level.value, 0) + 1
+    counts = ", ".join(f"{count} {level}" for level, count in sorted(levels.items()))
+    out.print(f"{len(results)} plugins in {seconds:.0f} s: {counts}", highlight=False)
+
+
+def _report_directory(text: str) -> Path:
+    """The report's directory, created and checked writable before any contract runs."""
+    directory = Path(text)
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+        probe = directory / ".dpplug-write-check"
+        probe.write_text("")
+        probe.unlink()
+    except OSError as exc:
+        raise BadParameter(f"cannot write the report to {text}: {exc}") from None
+    return directory

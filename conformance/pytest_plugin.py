@@ -2,7 +2,8 @@
 every registered plugin, one test item per plugin × contract, so a third party's CI checks its
 mechanisms with one line. ``--dpplug-plugin NAME`` (repeatable) restricts the run;
 ``--dpplug-mode fast|default|full`` and ``--dpplug-seed S`` set the statistical tests' sizes and
-seed. A plugin that failed to load becomes a failing item that shows its error.
+seed. A plugin that failed to load becomes a failing item that shows its error, whichever
+plugins are named, unless ``--dpplug-allow-broken`` is given.
 
 pytest loads this module in every session on a machine with dpplug installed, so it imports
 nothing but pytest at start-up: the registry, the contracts and their dependencies (numpy, scipy,
@@ -41,6 +42,11 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="sample sizes of the statistical contracts",
     )
     group.addoption("--dpplug-seed", type=int, default=0, help="seed of the statistical contracts")
+    group.addoption(
+        "--dpplug-allow-broken",
+        action="store_true",
+        help="do not fail on plugins that could not be loaded",
+    )
 
 
 class ContractItem(pytest.Item):
@@ -112,7 +118,9 @@ def pytest_collection_modifyitems(
                     settings=settings,
                 )
             )
-    for broken in reg.broken if not names else ():
+    if config.getoption("--dpplug-allow-broken"):
+        return
+    for broken in reg.broken:  # even when --dpplug-plugin names others: CI must fail loudly
         items.append(
             BrokenPluginItem.from_parent(
                 session, name=f"dpplug[broken:{broken.source.plugin}]", broken=broken

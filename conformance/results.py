@@ -51,16 +51,21 @@ class ContractResult:
 
 @dataclass(frozen=True)
 class PluginResult:
-    """Every contract's result for one plugin."""
+    """Every contract's result for one plugin, how long they took, and what (if anything) kept
+    them from running or finishing: a plugin that failed to load, timed out, crashed, or changed
+    dpplug or the built-in mechanisms when it loaded (``problem``)."""
 
     name: str
-    kind: str
+    kind: str | None
     source: str
     results: tuple[ContractResult, ...]
+    module: str = ""
+    seconds: float = 0.0
+    problem: str | None = None
 
     @property
     def failed(self) -> bool:
-        return any(r.outcome is Outcome.FAILED for r in self.results)
+        return self.problem is not None or any(r.outcome is Outcome.FAILED for r in self.results)
 
     @property
     def level(self) -> Level:
@@ -81,6 +86,8 @@ class PluginResult:
             "kind": self.kind,
             "source": self.source,
             "level": self.level.value,
+            "seconds": round(self.seconds, 2),
+            "problem": self.problem,
             "contracts": {
                 r.contract: {"outcome": r.outcome.value, "detail": r.detail} for r in self.results
             },
@@ -88,7 +95,7 @@ class PluginResult:
 
 
 #: The version of the JSON document :func:`results_json` writes (``docs/conformance.md``).
-JSON_FORMAT = "dpplug-conform/2"
+JSON_FORMAT = "dpplug-conform/3"
 
 
 def results_json(results: list[PluginResult], settings: Settings) -> dict[str, Any]:

@@ -17,7 +17,8 @@ declaration fails, the other contracts are skipped: they build on it.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+import time
+from collections.abc import Callable
 
 from dpplug.conformance import (
     accuracy,
@@ -52,7 +53,9 @@ def run_contract(entry: Entry, contract: str, settings: Settings) -> ContractRes
         return CONTRACTS[contract](entry, settings)
     except NotSupported as exc:
         return ContractResult(contract, Outcome.SKIPPED, str(exc))
-    except Exception as exc:
+    except KeyboardInterrupt:
+        raise
+    except BaseException as exc:  # whatever the plugin raises, SystemExit included
         return ContractResult(contract, Outcome.FAILED, f"raised {type(exc).__name__}: {exc}")
 
 
@@ -62,6 +65,7 @@ def run_plugin(
     on_contract: Callable[[str, ContractResult], None] | None = None,
 ) -> PluginResult:
     """Every contract on *entry*, in order; *on_contract* is told after each one."""
+    start = time.perf_counter()
     results: list[ContractResult] = []
     for contract in CONTRACTS:
         if contract != declaration.NAME and not results[0].passed:
@@ -71,8 +75,12 @@ def run_plugin(
         results.append(result)
         if on_contract is not None:
             on_contract(contract, result)
-    return PluginResult(entry.name, entry.kind.name, entry.source.describe(), tuple(results))
+    return PluginResult(
+        entry.name,
+        entry.kind.name,
+        entry.source.describe(),
+        tuple(results),
+        module=entry.module,
+        seconds=time.perf_counter() - start,
+    )
 
-
-def run(entries: Iterable[Entry], settings: Settings) -> list[PluginResult]:
-    return [run_plugin(entry, settings) for entry in entries]

@@ -2,7 +2,8 @@
 a selector's output law, a histogram releaser's release law where it can be enumerated, see
 :mod:`.release_law`; a releaser without one is skipped).
 
-For every conformance case and probe input (both ends and the middle, so clamping is exercised)
+For every conformance case and probe input (every count of a small sampler; both ends and the
+middle otherwise, so clamping is exercised)
 Pearson's chi-square test (:mod:`.goodness_of_fit`) runs on fresh seeded samples. The false-alarm
 rate of the whole contract is at most ``settings.false_alarm``, split by Bonferroni over its
 tests. A power check runs the same test, on the same samples, against a slightly perturbed law

@@ -21,6 +21,7 @@ from rich import box
 from rich.console import Console
 from rich.table import Table
 
+from dpplug.data import integer_scalar
 from dpplug.errors import BadParameter, DpplugError
 from dpplug.kinds import KINDS, CountingQuerySampler
 from dpplug.levels import recorded_level
@@ -76,16 +77,17 @@ def _listing(reg: Registry) -> list[dict[str, Any]]:
         }
         try:
             example = _example(entry, {})
-        except DpplugError as exc:
-            row.update(status="broken", error=str(exc), form=None, relation=None)
-        else:
             guarantee = example.guarantee if example is not None else None
-            row.update(
-                status="ok",
-                form=guarantee.form if guarantee else None,
-                relation=guarantee.neighbouring.relation.value if guarantee else None,
-                level=recorded_level(entry.name, entry.source.describe()) or "unchecked",
-            )
+            form = guarantee.form if guarantee else None
+            relation = guarantee.neighbouring.relation.value if guarantee else None
+        except KeyboardInterrupt:
+            raise
+        except BaseException as exc:  # a plugin whose example or guarantee breaks
+            error = str(exc) if isinstance(exc, DpplugError) else f"{type(exc).__name__}: {exc}"
+            row.update(status="broken", error=error, form=None, relation=None)
+        else:
+            level = recorded_level(entry.name, entry.source.describe(), entry.module) or "unchecked"
+            row.update(status="ok", form=form, relation=relation, level=level)
         rows.append(row)
     for broken in reg.broken:
         rows.append(
@@ -113,30 +115,33 @@ def _cmd_list(args: argparse.Namespace, out: Console) -> None:
         return
     table = Table(
         title="dpplug mechanisms",
-        caption="run `dpplug conform` to (re)check levels",
+        caption="built-in unless listed below; `dpplug conform` (re)checks levels",
         box=box.SIMPLE_HEAD,
         pad_edge=False,
     )
     table.add_column("name", no_wrap=True)
     table.add_column("guarantee", no_wrap=True)
-    table.add_column("level", no_wrap=True)
-    table.add_column("source")
+    table.add_column("level")
+    third_party: dict[str, list[str]] = {}
     for kind in [k.name for k in KINDS]:
         table.add_section()
         table.add_row(f"[bold]{kind}[/bold]")
         for row in rows:
-            if row["kind"] == kind:
-                source = row["source"]
-                form = {"pure": "ε", "approximate": "ε, δ"}.get(row["form"], "?")
-                guarantee = f"{form}; {row['relation']}" if row["form"] else "?"
-                level = row.get("level") or "-"
-                if row["status"] != "ok":
-                    level = f"[red]broken[/red]: {row['error']}"
+            if row["kind"] != kind:
+                continue
+            form = {"pure": "ε", "approximate": "ε, δ"}.get(row["form"], "?")
+            guarantee = f"{form}; {row['relation']}" if row["form"] else "?"
+            level = row.get("level") or "-"
+            if row["status"] != "ok":
+                level = f"[red]broken[/red]: {row['error']}"
+            table.add_row(f"  {row['name']}", guarantee, level)
+            source = row["source"]
+            if source["distribution"] != "dpplug":
                 version = f"{source['distribution']} {source['version']}".strip()
-                if source["distribution"] == "dpplug":
-                    version = "built-in"
-                table.add_row(f"  {row['name']}", guarantee, level, version)
+                third_party.setdefault(version, []).append(row["name"])
     out.print(table)
+    for version, names in third_party.items():
+        out.print(f"from {version}: {', '.join(names)}")
     for row in rows:
         if row["kind"] is None:
             out.print(f"[red]broken plugin[/red] {row['name']}: {row['error']}")
@@ -195,9 +200,13 @@ def _cmd_describe(args: argparse.Namespace, out: Console) -> None:
         out.print(f"  accuracy at β = 1/20: a = {acc['per_query']['a']} ({acc['formula']})")
 
 
+#: The most noisy counts one ``dpplug sample`` prints.
+MAX_SAMPLE_SIZE = 10**7
+
+
 def _cmd_sample(args: argparse.Namespace, out: Console) -> None:
-    if args.size < 1:
-        raise BadParameter(f"--size must be at least 1, got {args.size}")
+    if not 1 <= args.size <= MAX_SAMPLE_SIZE:
+        raise BadParameter(f"--size must be in [1, {MAX_SAMPLE_SIZE}], got {args.size}")
     mechanism = registry().create(args.name, **_params(args.param))
     if not isinstance(mechanism, CountingQuerySampler):
         raise BadParameter(
@@ -205,7 +214,8 @@ def _cmd_sample(args: argparse.Namespace, out: Console) -> None:
             "`dpplug list` shows the samplers"
         )
     source = SystemSource() if args.seed is None else SeededSource(args.seed)
-    noisy = mechanism.sample(np.full(args.size, args.count, dtype=np.int64), source)
+    count = integer_scalar(args.count, *mechanism.count_bounds, f"--count for {args.name}")
+    noisy = mechanism.sample(np.full(args.size, count, dtype=np.int64), source)
     if args.json:
         print(
             json.dumps(

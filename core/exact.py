@@ -13,6 +13,7 @@ from numbers import Integral, Rational
 from typing import Any
 
 import gmpy2
+import numpy as np
 from gmpy2 import mpfr, mpq, mpz
 
 #: Bits of working precision for the directed-rounding bounds on e^x.
@@ -40,8 +41,12 @@ def as_rational(value: object) -> Rat:
         return mpq(int(value))
     if isinstance(value, Rational):
         return mpq(int(value.numerator), int(value.denominator))
-    if hasattr(value, "dtype") and hasattr(value, "item"):  # numpy scalar
-        return as_rational(value.item())
+    if isinstance(value, np.integer):
+        return mpq(int(value))
+    if isinstance(value, np.floating):  # float16 … longdouble, converted exactly
+        if not np.isfinite(value):
+            raise ValueError(f"{value} is not finite")
+        return mpq(*(int(part) for part in value.as_integer_ratio()))
     raise TypeError(f"expected a number (int, float or Fraction), got {type(value).__name__}")
 
 

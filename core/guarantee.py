@@ -11,9 +11,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Any
+from typing import Any, ClassVar
 
-from gmpy2 import mpq
+import gmpy2
+from gmpy2 import RoundDown, RoundUp, mpfr, mpq
 
 from dpplug.exact import display_ln
 
@@ -121,14 +122,21 @@ class Guarantee:
         """``"pure"`` or ``"approximate"``."""
         return "pure" if self.pure else "approximate"
 
-    def group(self, steps: int) -> tuple[Any, Any]:
-        """(e^{kε}, δ·Σ_{i<k} e^{iε}) exactly: the guarantee for inputs k neighbouring steps
-        apart (group privacy)."""
-        L = self.exp_epsilon
+    def group(self, steps: int) -> LossBound:
+        """Group privacy for inputs k = *steps* neighbouring steps apart: (k·ε, δ·Σ_{i<k} e^{iε}),
+        as rigorous upper bounds, in time logarithmic in k (see :class:`LossBound`)."""
+        L, delta = self.exp_epsilon, self.delta
         if steps == 0:
-            return mpq(1), mpq(0)
-        spread = mpq(steps) if L == 1 else (L**steps - 1) / (L - 1)
-        return L**steps, self.delta * spread
+            return LossBound(mpfr(0), mpfr(0))
+        with gmpy2.context(gmpy2.get_context(), precision=LossBound.PRECISION, round=RoundDown):
+            spread_below = mpfr(L - 1)  # the denominator, rounded down
+        with gmpy2.context(gmpy2.get_context(), precision=LossBound.PRECISION, round=RoundUp):
+            epsilon = steps * gmpy2.log(mpfr(L))
+            # Σ_{i<k} L^i = (L^k − 1)/(L − 1), or k for L = 1.
+            spread = mpfr(steps) if L == 1 else (gmpy2.exp(epsilon) - 1) / spread_below
+            # δ is a probability: past 1 (or past MPFR's range) the bound says nothing more.
+            group_delta = min(mpfr(delta) * spread, mpfr(1)) if delta else mpfr(0)
+            return LossBound(epsilon, group_delta)
 
     def describe(self) -> str:
         eps = f"ε = ln({_short(self.exp_epsilon)}) ≈ {self.epsilon:.6g}"
@@ -152,6 +160,28 @@ class Guarantee:
             mpq(data["delta"]),
             Neighbouring.from_dict(data["neighbouring"]),
         )
+
+
+@dataclass(frozen=True)
+class LossBound:
+    """Rigorous upper bounds on (ε, δ), as MPFR numbers rounded up at every step: what a
+    privacy map reports for inputs some distance apart. ε itself, not e^ε, so that the bound
+    stays small and fast for any distance (e^{kε} exactly would have k times the bits)."""
+
+    #: Bits of working precision; far beyond the float the frameworks receive.
+    PRECISION: ClassVar[int] = 128
+
+    epsilon: Any  # mpfr ≥ the true ε
+    delta: Any  # mpfr ≥ the true δ
+
+    def compose(self, parts: int, epsilon_multiple: int) -> LossBound:
+        """*parts* independent releases of this (ε, δ) with ε counted *epsilon_multiple* times
+        in all: (that multiple of ε, 1 − (1 − δ)^parts), rounded up."""
+        ctx = gmpy2.get_context()
+        with gmpy2.context(ctx, precision=self.PRECISION, round=RoundDown):
+            kept = (1 - self.delta) ** parts  # rounded down
+        with gmpy2.context(ctx, precision=self.PRECISION, round=RoundUp):
+            return LossBound(self.epsilon * epsilon_multiple, 1 - kept)
 
 
 @dataclass(frozen=True)

@@ -18,7 +18,7 @@ from enum import StrEnum
 from typing import TYPE_CHECKING, Any
 
 from dpplug.errors import BadParameter, NotSupported
-from dpplug.guarantee import Relation
+from dpplug.guarantee import LossBound, Relation
 from dpplug.randomness import RandomSource
 
 if TYPE_CHECKING:
@@ -123,11 +123,12 @@ class Kind(ABC):
         return []
 
     @abstractmethod
-    def privacy_bound(self, mechanism: Mechanism, distance: Any) -> tuple[Any, Any]:
-        """The exact (e^ε, δ) for inputs *distance* apart in the frameworks' metric: an integer
-        absolute distance for :attr:`DataForm.COUNT`, a :class:`LabelDistance` for
-        :attr:`DataForm.LABELS`. Translates the mechanism's own neighbouring relation (and
-        group privacy for larger distances)."""
+    def privacy_bound(self, mechanism: Mechanism, distance: Any) -> LossBound:
+        """Rigorous upper bounds on (ε, δ) for inputs *distance* apart in the frameworks'
+        metric: an integer absolute distance for :attr:`DataForm.COUNT`, a
+        :class:`LabelDistance` for :attr:`DataForm.LABELS`. Translates the mechanism's own
+        neighbouring relation (and group privacy for larger distances), in time that does not
+        grow with the distance beyond its logarithm (:meth:`~dpplug.guarantee.Guarantee.group`)."""
 
     @abstractmethod
     def apply(self, mechanism: Mechanism, data: Any, source: RandomSource | None = None) -> Any:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import numbers
 import re
+import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
 from fractions import Fraction
@@ -65,7 +66,7 @@ class Param:
     def _fail(self, value: object, why: str) -> BadParameter:
         example = f", e.g. {self.name}={self.example}" if self.example else ""
         return BadParameter(
-            f"{self.name}={value!r} is invalid: {why}. Pass {self.name} as "
+            f"{self.name}={_shown(value)} is invalid: {why}. Pass {self.name} as "
             f"{'an integer' if self.type == 'integer' else 'a number (int, float or Fraction)'} "
             f"in {self.range_text()}{example}."
         )
@@ -76,7 +77,9 @@ class Param:
             return None
         if self.type == "text":
             if not isinstance(value, str) or not value:
-                raise BadParameter(f"{self.name}={value!r} is invalid: pass a non-empty string.")
+                raise BadParameter(
+                    f"{self.name}={_shown(value)} is invalid: pass a non-empty string."
+                )
             return value
         if self.type == "universe":
             return parse_universe(value)
@@ -85,7 +88,7 @@ class Param:
         if self.type == "boolean":
             if isinstance(value, bool | np.bool_):
                 return bool(value)
-            raise BadParameter(f"{self.name}={value!r} is invalid: pass True or False.")
+            raise BadParameter(f"{self.name}={_shown(value)} is invalid: pass True or False.")
         try:
             exact = as_rational(value)
         except (TypeError, ValueError) as exc:
@@ -152,21 +155,50 @@ _TEXT_FORMS = {
 }
 
 
+class TypedFraction(Fraction):
+    """An exact value read from text, shown as it was typed (``-0.5``, not ``Fraction(-1, 2)``)."""
+
+    text: str
+
+    def __new__(cls, text: str) -> TypedFraction:
+        value = super().__new__(cls, text.strip())
+        value.text = text.strip()
+        return value
+
+    def __repr__(self) -> str:
+        return self.text
+
+
 def parse_value(text: str) -> object:
     """A parameter value written as text: true/false, an int, an exact decimal or fraction
-    ("0.5", "1/3"), a float ("nan"), or the text itself."""
+    ("0.5", "1/3", kept exact and shown as typed), a float ("nan"), or the text itself."""
     if text.strip().lower() in ("true", "false"):
         return text.strip().lower() == "true"
-    if re.fullmatch(r"[+-]?\d+", text.strip()):
-        return int(text)
     try:
-        return Fraction(text.strip())
-    except (ValueError, ZeroDivisionError):
+        if re.fullmatch(r"[+-]?\d+", text.strip()):
+            return int(text)
+        return TypedFraction(text)
+    except ZeroDivisionError:
         pass
+    except ValueError as exc:
+        if "digits" in str(exc):  # Python refuses to convert integers of over 4300 digits
+            raise BadParameter(
+                f"a parameter value of {len(text)} characters is too long to read; numbers may "
+                f"have at most {sys.get_int_max_str_digits()} digits"
+            ) from None
     try:
         return float(text)
     except ValueError:
         return text
+
+
+def _shown(value: object) -> str:
+    """*value* for a message: as typed where known, and never thousands of digits long."""
+    try:
+        text = repr(value)
+    except ValueError:  # an integer too long for Python to write out
+        return f"an integer of {int(value).bit_length()} bits"  # type: ignore[call-overload]
+    return text if len(text) <= 60 else f"{text[:24]}…{text[-12:]} ({len(text)} characters)"
 
 
 def param_text(value: object) -> object:
@@ -193,14 +225,14 @@ def _options(name: str, value: object) -> dict[str, object]:
         pairs = [pair.partition("=") for pair in value.split(",") if pair.strip()]
         if any(not sep or not key.strip() for key, sep, _ in pairs):
             raise BadParameter(
-                f"{name}={value!r} is invalid: write key=value pairs separated by commas, "
+                f"{name}={_shown(value)} is invalid: write key=value pairs separated by commas, "
                 f'e.g. {name}="gamma=1/1000"'
             )
         return {key.strip(): parse_value(text) for key, _, text in pairs}
     if isinstance(value, Mapping) and all(isinstance(k, str) for k in value):
         return dict(value)
     raise BadParameter(
-        f"{name}={value!r} is invalid: pass a dict of keyword parameters, e.g. "
+        f"{name}={_shown(value)} is invalid: pass a dict of keyword parameters, e.g. "
         f'{name}={{"gamma": Fraction(1, 1000)}}, or the text "gamma=1/1000"'
     )
 

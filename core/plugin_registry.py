@@ -4,8 +4,9 @@ Built-in mechanisms are loaded first, one family at a time (:data:`dpplug.plugin
 each family its own default plugin), through the same hooks a third party uses; then every entry
 point in the group ``dpplug``. A plugin (a built-in family included) that fails to import, to
 validate against the hookspecs, or to register is quarantined with its error and listed as
-broken; the others keep working. A mechanism name registered twice quarantines the later plugin
-with an error naming both sources, so a third party cannot shadow a built-in. The hooks are the
+broken; the others keep working. A name already taken by a built-in quarantines the later
+plugin, so a third party cannot shadow a built-in; two third parties claiming one name are both
+quarantined, each error naming both, since which installed first is an accident. The hooks are the
 kinds' (:data:`dpplug.kinds.KINDS`).
 """
 
@@ -24,6 +25,7 @@ from typing import Any
 import pluggy
 
 from dpplug.errors import (
+    BadParameter,
     DpplugError,
     DuplicateMechanismName,
     PluginFault,
@@ -70,11 +72,18 @@ class Entry:
 
     def create(self, **params: object) -> Mechanism:
         """A new instance; parameters are validated before the mechanism exists."""
+        if "registry" in params:
+            raise BadParameter(
+                f"{self.name} is created from the registry it was looked up in; to use another "
+                f"registry, call that registry's create({self.name!r}, …)"
+            )
         try:
             return self.cls(registry=self.registry, **params)
         except DpplugError:
             raise
-        except Exception as exc:  # a plugin bug, not the caller's
+        except KeyboardInterrupt:
+            raise
+        except BaseException as exc:  # a plugin bug (SystemExit included), not the caller's
             raise PluginFault(
                 f"plugin {self.source.describe()} raised {type(exc).__name__}: {exc} while "
                 f"creating {self.name!r}; report it to the plugin's authors"
@@ -99,8 +108,13 @@ class Registry:
     broken: list[BrokenPlugin] = field(default_factory=list)
 
     @classmethod
-    def load(cls, plugins: Iterable[object] = (), entry_points: bool = True) -> Registry:
-        """Built-in plugins, then *plugins* (objects with hookimpls), then entry points."""
+    def load(
+        cls,
+        plugins: Iterable[object] = (),
+        entry_points: bool | Callable[[metadata.EntryPoint], bool] = True,
+    ) -> Registry:
+        """Built-in plugins, then *plugins* (objects with hookimpls), then the entry points of
+        the group ``dpplug`` (all of them, none, or those *entry_points* selects)."""
         registry = cls()
         manager = pluggy.PluginManager("dpplug")
         manager.add_hookspecs(type("KindHooks", (), {kind.hook: kind.hookspec for kind in KINDS}))
@@ -113,6 +127,8 @@ class Registry:
             registry._add(manager, Source(name, "(runtime)", ""), functools.partial(_same, plugin))
         if entry_points:
             for ep in metadata.entry_points(group=ENTRY_POINT_GROUP):
+                if callable(entry_points) and not entry_points(ep):
+                    continue
                 dist = ep.dist
                 source = Source(
                     ep.name,
@@ -129,7 +145,9 @@ class Registry:
         try:
             plugin = load()
             manager.register(plugin, name=source.plugin)
-        except Exception as exc:
+        except KeyboardInterrupt:
+            raise
+        except BaseException as exc:  # whatever a plugin raises at import, SystemExit included
             self.broken.append(BrokenPlugin(source, f"{type(exc).__name__}: {exc}"))
             return
         try:
@@ -140,18 +158,34 @@ class Registry:
                         impl.function(register=self._stager(kind, source, staged))
             for entry in staged:
                 if entry.name in self._entries:
-                    first = self._entries[entry.name].source
-                    raise DuplicateMechanismName(
-                        f"mechanism name {entry.name!r} is registered by both {first.describe()} "
-                        f"and {source.describe()}; rename one of them (the first keeps the name)"
-                    )
-        except Exception as exc:
+                    self._clash(entry.name, source)
+        except KeyboardInterrupt:
+            raise
+        except BaseException as exc:
             manager.unregister(plugin)
             names = tuple(e.name for e in staged)
             self.broken.append(BrokenPlugin(source, f"{type(exc).__name__}: {exc}", names))
             return
         for entry in staged:
             self._entries[entry.name] = entry
+
+    def _clash(self, name: str, later: Source) -> None:
+        """*later* registers a name already taken. A built-in keeps its name and only *later* is
+        quarantined; between third parties, which came first is an accident of installation,
+        so both are quarantined, each error naming both."""
+        first = self._entries[name].source
+        message = (
+            f"mechanism name {name!r} is registered by both {first.describe()} and "
+            f"{later.describe()}; "
+        )
+        if first.distribution == "dpplug":
+            raise DuplicateMechanismName(message + "built-in names cannot be taken: rename it")
+        message += "neither gets it: rename one of them (or uninstall one)"
+        taken = tuple(n for n, e in self._entries.items() if e.source == first)
+        for taken_name in taken:
+            del self._entries[taken_name]
+        self.broken.append(BrokenPlugin(first, f"DuplicateMechanismName: {message}", taken))
+        raise DuplicateMechanismName(message)
 
     def _stager(
         self, kind: Kind, source: Source, staged: list[Entry]

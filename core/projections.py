@@ -104,9 +104,10 @@ class ProjectionShape:
         exponent = 0
         while True:
             shape = cls(dimension, rank, exponent)
-            if shape.bits >= min(dimension, field_bits(4)) and (
-                1 << shape.bits
-            ) >= universe_size * shape.blocks:
+            if (
+                shape.bits >= min(dimension, field_bits(4))
+                and (1 << shape.bits) >= universe_size * shape.blocks
+            ):
                 return shape
             exponent += 1
 
@@ -212,8 +213,10 @@ class SparseProjection(QueryAnswers):
 
     def __post_init__(self) -> None:
         if len(self.sums) != self.hash.shape.dimension:
-            raise ValueError(f"{len(self.sums)} sums for a projection of dimension T = "
-                             f"{self.hash.shape.dimension}")
+            raise ValueError(
+                f"{len(self.sums)} sums for a projection of dimension T = "
+                f"{self.hash.shape.dimension}"
+            )
 
     @cached_property
     def _released(self) -> npt.NDArray[Any]:

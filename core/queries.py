@@ -188,9 +188,7 @@ def sparse_query(query: object, workload: Workload, universe: Universe | None) -
                     f"build the releaser with a larger sparsity"
                 )
     ordered = sorted((key, label, w) for label, (key, w) in support.items())
-    return SparseQuery(
-        tuple(label for _, label, _ in ordered), tuple(w for *_, w in ordered), grid
-    )
+    return SparseQuery(tuple(label for _, label, _ in ordered), tuple(w for *_, w in ordered), grid)
 
 
 @dataclass(frozen=True)

@@ -12,12 +12,16 @@ anything the data decides (full version §2.2.1).
 - :class:`TextStrings`: strings of at most ``max_length`` Unicode scalar values (code points
   except surrogates), in shortlex order over the 1,112,064 scalar values.
 
+Every universe holds at most 2^1024 labels (:data:`MAX_UNIVERSE_BITS`): ``bytes:127`` and
+``text:50`` are the largest string universes.
+
 Every universe has a :attr:`~Universe.spec` string that :func:`parse_universe` turns back into
 an equal universe, so mechanisms built from it can be serialised and rebuilt.
 """
 
 from __future__ import annotations
 
+import functools
 import json
 import numbers
 from abc import ABC, abstractmethod
@@ -95,6 +99,11 @@ class IntegerRange(Universe):
             raise BadParameter(f"IntegerRange needs integer bounds, got {low!r}, {high!r}")
         if high < low:
             raise BadParameter(f"IntegerRange needs low ≤ high, got {low} > {high}")
+        if max(abs(int(low)), abs(int(high))) > MAX_UNIVERSE_SIZE:
+            raise BadParameter(
+                f"range bounds must be within ±2^{MAX_UNIVERSE_BITS}; universes hold at most "
+                f"2^{MAX_UNIVERSE_BITS} labels"
+            )
         self.low, self.high = int(low), int(high)
         self.size = self.high - self.low + 1
 
@@ -142,8 +151,36 @@ class Labels(Universe):
         return self.labels[index]
 
 
+#: Every universe holds at most 2^MAX_UNIVERSE_BITS labels, so that sizes, indices and the
+#: arithmetic mechanisms do on them (fields of size ≥ |X|, |X|^n bounds) stay bounded.
+MAX_UNIVERSE_BITS = 1024
+MAX_UNIVERSE_SIZE = 1 << MAX_UNIVERSE_BITS
+
+
 def _shortlex_size(base: int, max_length: int) -> int:
-    return sum(base**k for k in range(max_length + 1))
+    """Σ_{k ≤ max_length} base^k, the number of words of length ≤ max_length (closed form)."""
+    return int((base ** (max_length + 1) - 1) // (base - 1))
+
+
+@functools.cache
+def _longest(base: int) -> int:
+    """The largest max_length whose shortlex universe fits in MAX_UNIVERSE_SIZE."""
+    length = MAX_UNIVERSE_BITS // (base.bit_length() - 1)
+    while _shortlex_size(base, length) > MAX_UNIVERSE_SIZE:
+        length -= 1
+    return length
+
+
+def _check_length(kind: str, max_length: object, base: int) -> int:
+    if isinstance(max_length, bool) or not isinstance(max_length, int) or max_length < 0:
+        raise BadParameter(f"{kind}:L needs an integer L ≥ 0, got {max_length!r}")
+    if max_length > _longest(base):
+        raise BadParameter(
+            f"{kind}:{max_length} has more than 2^{MAX_UNIVERSE_BITS} labels; universes hold at "
+            f"most 2^{MAX_UNIVERSE_BITS} (up to {kind}:{_longest(base)}): declare a shorter "
+            f"maximum length"
+        )
+    return max_length
 
 
 def _shortlex_index(digits: Sequence[int], base: int) -> int:
@@ -170,9 +207,7 @@ class ByteStrings(Universe):
     """Byte strings of length ≤ ``max_length``, in shortlex order."""
 
     def __init__(self, max_length: int) -> None:
-        if isinstance(max_length, bool) or not isinstance(max_length, int) or max_length < 0:
-            raise BadParameter(f"ByteStrings needs max_length ≥ 0, got {max_length!r}")
-        self.max_length = max_length
+        self.max_length = _check_length("bytes", max_length, 256)
         self.size = _shortlex_size(256, max_length)
 
     @property
@@ -193,9 +228,7 @@ class TextStrings(Universe):
     points (surrogates, which cannot be encoded, are not labels)."""
 
     def __init__(self, max_length: int) -> None:
-        if isinstance(max_length, bool) or not isinstance(max_length, int) or max_length < 0:
-            raise BadParameter(f"TextStrings needs max_length ≥ 0, got {max_length!r}")
-        self.max_length = max_length
+        self.max_length = _check_length("text", max_length, _SCALARS)
         self.size = _shortlex_size(_SCALARS, max_length)
 
     @property

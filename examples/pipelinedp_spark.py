@@ -18,15 +18,14 @@ from __future__ import annotations
 
 import argparse
 import operator
-import sys
 import time
 from collections import Counter
 
 import numpy as np
 import pipeline_dp
-import pyspark
 
 from dpplug.adapters.pipelinedp import DPEngine, partition_selection, sampler
+from dpplug.adapters.spark import local_context
 
 EPSILON, DELTA = 1.0, 1e-6
 MAX_PAGES_PER_USER, MAX_VISITS_PER_PAGE = 5, 2
@@ -60,17 +59,7 @@ def main(argv: list[str] | None = None) -> None:
     true_visits = Counter(page for _, page in rows)
     true_visitors = Counter(page for _, page in set(rows))
 
-    conf = (
-        pyspark.SparkConf()
-        .setMaster("local[2]")
-        .setAppName("dpplug-pipelinedp-example")
-        .set("spark.ui.enabled", "false")
-        .set("spark.ui.showConsoleProgress", "false")
-        .set("spark.pyspark.python", sys.executable)
-        .set("spark.pyspark.driver.python", sys.executable)
-    )
-    context = pyspark.SparkContext(conf=conf)
-    context.setLogLevel("ERROR")
+    context = local_context("dpplug-pipelinedp-example")
     try:
         accountant = pipeline_dp.NaiveBudgetAccountant(total_epsilon=EPSILON, total_delta=DELTA)
         engine = DPEngine(

@@ -9,11 +9,13 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from dpplug.conformance.generated import MAX_GENERATED, generated_cases
 from dpplug.conformance.probes.base import Probe, instances
 from dpplug.conformance.probes.histogram_releaser import ReleaserProbe
 from dpplug.conformance.probes.partition_selector import SelectorProbe
 from dpplug.conformance.probes.query_releaser import QueryReleaserProbe
 from dpplug.conformance.probes.sampler import SamplerProbe
+from dpplug.conformance.settings import Settings
 from dpplug.errors import NotSupported
 from dpplug.plugin_registry import Entry
 
@@ -25,10 +27,34 @@ PROBES: dict[str, type[Probe]] = {
 }
 
 
-def probes(entry: Entry) -> Iterator[Probe]:
-    """A probe for each conformance case of the plugin."""
+def _probe_class(entry: Entry) -> type[Probe]:
     probe = PROBES.get(entry.kind.name)
     if probe is None:
         raise NotSupported(f"the contracts have no probe for a {entry.kind.name}")
+    return probe
+
+
+def probes(entry: Entry) -> Iterator[Probe]:
+    """A probe for each conformance case the plugin declares."""
+    probe = _probe_class(entry)
     for params, mechanism in instances(entry):
         yield probe(mechanism, params)
+
+
+def generated_probes(entry: Entry, settings: Settings) -> list[Probe]:
+    """Probes for the cases the suite derives from the schema (:mod:`..generated`), those small
+    enough for the exact checks, at most :data:`~..generated.MAX_GENERATED`."""
+    probe = _probe_class(entry)
+    found = []
+    for params, mechanism in generated_cases(entry, settings.seed):
+        candidate = probe(mechanism, params)
+        if candidate.small(settings):
+            found.append(candidate)
+        if len(found) == MAX_GENERATED:
+            break
+    return found
+
+
+def every_probe(entry: Entry, settings: Settings) -> list[Probe]:
+    """The declared cases' probes, then the generated ones."""
+    return [*probes(entry), *generated_probes(entry, settings)]

@@ -68,16 +68,28 @@ class ExactClaim:
 
 @dataclass(frozen=True)
 class SampledClaim:
-    """A declared accuracy bound tested on samples: ``misses()`` counts the failures in
-    ``trials`` seeded draws, which a binomial test compares with β."""
+    """A declared accuracy bound tested on samples: ``misses(trials)`` counts the failures in
+    that many seeded draws, which a binomial test compares with β. The contract chooses the
+    number of draws (at least ``trials``, enough for its power, at most ``max_trials``)."""
 
     what: str
     beta: Fraction
     trials: int
-    misses: Callable[[], int]
+    misses: Callable[[int], int]
+    max_trials: int
 
 
 Claim = ExactClaim | SampledClaim
+
+
+@dataclass(frozen=True)
+class Call:
+    """One call of a mechanism on caller data: *run* makes it with a source; *inputs* are the
+    caller's objects it is given, which it must leave as they were."""
+
+    what: str
+    run: Callable[[RandomSource], object]
+    inputs: tuple[object, ...]
 
 
 @dataclass(frozen=True)
@@ -138,6 +150,16 @@ class Probe(ABC):
 
     # The kind-specific questions of the other contracts.
 
+    def small(self, settings: Settings) -> bool:
+        """Whether this case is small enough for the exact checks (generated cases that are
+        not are dropped)."""
+        return True
+
+    def implementation_check(self, settings: Settings) -> PrivacyCheck:
+        """The declared law against what the code does (:mod:`..replay`): failures in words
+        and a summary of what was compared. Nothing by default."""
+        return PrivacyCheck((), "")
+
     @abstractmethod
     def exact_privacy(self, settings: Settings) -> PrivacyCheck:
         """The declared guarantee checked exactly on every neighbouring pair of small inputs
@@ -158,6 +180,10 @@ class Probe(ABC):
     @abstractmethod
     def data_space(self) -> DataSpace:
         """Arbitrary data for the property search, with its validity and the call taking it."""
+
+    @abstractmethod
+    def calls(self, seed: int) -> list[Call]:
+        """A few calls on caller data of every shape the kind takes (arrays, mappings, rows)."""
 
     @abstractmethod
     def hygiene_problems(self, strict: bool, seed: int) -> list[str]:

@@ -31,8 +31,10 @@ from dpplug.conformance.divergence import WorstCase
 from dpplug.conformance.probes.base import (
     BETAS,
     NOT_REPRODUCIBLE,
+    Call,
     Claim,
     DataSpace,
+    ExactClaim,
     PrivacyCheck,
     Probe,
     SampledClaim,
@@ -56,10 +58,16 @@ Rat = Any  # gmpy2.mpq
 EXACT_LABELS = 3
 #: … and gives up (NotSupported) when there would be more datasets than this.
 MAX_DATASETS = 500
+#: Generated cases with more rows than this are too large for the exact checks.
+MAX_SMALL_N = 3
+#: The most releases a sampled accuracy claim may take.
+MAX_RELEASE_TRIALS = 50_000
 #: Per-query accuracy is tested on this many labels (the universe's first).
 ACCURACY_LABELS = 3
 #: Hygiene releases per dataset: enough to see a data-dependent order or an empty bin by chance.
 RELEASES = 32
+#: Other insertion orders each hygiene dataset is also released in.
+ORDERINGS = 3
 _HISTOGRAMS = (DenseHistogram, SparseHistogram, CompactHistogram)
 
 
@@ -226,6 +234,9 @@ class ReleaserProbe(Probe):
                 raise ValueError(f"a released count {count} is outside [0, n = {n}]")
         return int(c0) * (n + 1) + int(c1)
 
+    def small(self, settings: Settings) -> bool:
+        return self.releaser.n <= MAX_SMALL_N and self.releaser.universe.size >= 2
+
     def exact_privacy(self, settings: Settings) -> PrivacyCheck:
         try:
             report = releaser_privacy(self.releaser)
@@ -250,24 +261,25 @@ class ReleaserProbe(Probe):
         labels = [universe.label(i) for i in range(min(ACCURACY_LABELS, universe.size))]
         return {label: data.get(label, 0) for label in labels}
 
-    def _errors(self, settings: Settings) -> dict[Any, npt.NDArray[np.int64]]:
+    def _errors(self, size: int, seed: int) -> dict[Any, npt.NDArray[np.int64]]:
         """Per label (and ``None`` for the largest over all shown labels), the absolute errors
-        of the seeded releases of the middle dataset; computed once per settings."""
-        cache: dict[Settings, dict[Any, npt.NDArray[np.int64]]]
+        of *size* seeded releases of the middle dataset; releases are made once and reused by
+        every claim (a claim wanting fewer takes the first ones)."""
+        cache: dict[int, dict[Any, npt.NDArray[np.int64]]]
         cache = self.__dict__.setdefault("_error_tables", {})
-        if settings not in cache:
-            truth, size = self._truth(), self.sample_size(settings)
+        if seed not in cache or len(next(iter(cache[seed].values()))) < size:
+            truth = self._truth()
             labels = [*truth, *self.spot_labels]
             rows = []
-            for release in self.releases(self._middle, size, SeededSource(settings.seed)):
+            for release in self.releases(self._middle, size, SeededSource(seed)):
                 shown = shown_counts(release, labels)
                 error = {
                     x: abs(shown.get(x, 0) - truth.get(x, 0)) for x in shown.keys() | truth.keys()
                 }
                 rows.append([error[x] for x in truth] + [max(error.values())])
             table = np.array(rows, dtype=np.int64).reshape(size, len(truth) + 1)
-            cache[settings] = {label: table[:, i] for i, label in enumerate([*truth, None])}
-        return cache[settings]
+            cache[seed] = {label: table[:, i] for i, label in enumerate([*truth, None])}
+        return {label: errors[:size] for label, errors in cache[seed].items()}
 
     def _bounds(self) -> list[tuple[Any, Any, int]]:
         """(β, label or None for all labels, a) for every declared bound at :data:`BETAS`; a β
@@ -287,20 +299,46 @@ class ReleaserProbe(Probe):
         return bounds
 
     def accuracy_claims(self, settings: Settings) -> list[Claim]:
+        """Exact where the middle dataset's release law can be enumerated, sampled otherwise."""
         data = self.show_input(self._middle)
+        try:
+            law = self.releaser.release_law(self.dataset(self._middle))
+        except NotSupported:
+            law = None
+        if law is not None:
+            return self._exact_claims(law, data)
         claims: list[Claim] = []
         for beta, label, a in self._bounds():
             what = "the largest error" if label is None else f"the error of {label!r}"
-            misses = partial(self._misses, settings, label, a)
-            claims.append(
-                SampledClaim(
-                    f"data {data}: {what} exceeds a={a}", beta, self.sample_size(settings), misses
-                )
-            )
+            misses = partial(self._misses, settings.seed, label, a)
+            what = f"data {data}: {what} exceeds a={a}"
+            size = self.sample_size(settings)
+            claims.append(SampledClaim(what, beta, size, misses, MAX_RELEASE_TRIALS))
         return claims
 
-    def _misses(self, settings: Settings, label: Any, a: int) -> int:
-        return int(np.count_nonzero(self._errors(settings)[label] > a))
+    def _exact_claims(self, law: Law, data: str) -> list[Claim]:
+        """Each bound's exact failure probability under the release law: the error of a label
+        (0 for a label not released), or the largest error over the labels released and the
+        data's labels."""
+        universe = self.releaser.universe
+        truth = {universe.index(x): c for x, c in self.dataset(self._middle).items()}
+        watched = [universe.index(x) for x in self._truth()]
+        claims: list[Claim] = []
+        for beta, label, a in self._bounds():
+            index = None if label is None else universe.index(label)
+            failing = mpq(0)
+            for released, probability in law.items():
+                shown = dict(released)
+                labels = shown.keys() | truth.keys() | set(watched) if index is None else {index}
+                worst = max(abs(shown.get(i, 0) - truth.get(i, 0)) for i in labels)
+                if worst > a:
+                    failing += probability
+            what = "the largest error" if label is None else f"the error of {label!r}"
+            claims.append(ExactClaim(f"data {data}: Pr[{what} > {a}]", failing, beta))
+        return claims
+
+    def _misses(self, seed: int, label: Any, a: int, size: int) -> int:
+        return int(np.count_nonzero(self._errors(size, seed)[label] > a))
 
     def accuracy_plot(self, settings: Settings) -> dict[str, Any]:
         truth = self._truth()
@@ -309,7 +347,8 @@ class ReleaserProbe(Probe):
         if not per_query:
             return {}
         case = f"{self.where}, label {x0!r} with count {truth[x0]}"
-        return quantile_plot(case, self._errors(settings)[x0], per_query)
+        errors = self._errors(self.sample_size(settings), settings.seed)
+        return quantile_plot(case, errors[x0], per_query)
 
     # Bad input and the property search.
 
@@ -374,6 +413,12 @@ class ReleaserProbe(Probe):
             "rows": [labels[i % len(labels)] for i in range(n)],
         }
 
+    def calls(self, seed: int) -> list[Call]:
+        return [
+            Call(f"release({name} data)", partial(self.releaser.release, data), (data,))
+            for name, data in self._datasets(seed).items()
+        ]
+
     def hygiene_problems(self, strict: bool, seed: int) -> list[str]:
         """:data:`RELEASES` releases of each small dataset: dpplug histograms over the
         releaser's universe (dense: a count for every label; sparse: bins in canonical order
@@ -403,7 +448,31 @@ class ReleaserProbe(Probe):
                 _content(releaser.release(data, again)) for _ in range(RELEASES)
             ]:
                 problems.append(f"data {data}: {NOT_REPRODUCIBLE}")
+            problems += self._order_problems(data, [_content(r) for r in releases], seed)
         return problems + strict_time_problems(strict, draws)
+
+    def _order_problems(self, data: Any, contents: list[object], seed: int) -> list[str]:
+        """The same data in other insertion orders (mappings with their keys reordered, rows
+        shuffled) must give the same releases from the same seed: a release may not depend on
+        the order the caller happened to build the data in."""
+        rng = np.random.default_rng(seed)  # reorders test inputs only
+        for _ in range(ORDERINGS):
+            if isinstance(data, dict):
+                keys = list(data)
+                reordered: Any = {keys[i]: data[keys[i]] for i in rng.permutation(len(keys))}
+            else:
+                reordered = [data[i] for i in rng.permutation(len(data))]
+            if reordered == data and list(reordered) == list(data):
+                continue
+            source = SeededSource(seed)
+            again = [_content(self.releaser.release(reordered, source)) for _ in range(RELEASES)]
+            if again != contents:
+                return [
+                    f"data {data}: the same data in another insertion order ({reordered}) gave "
+                    "other releases from the same seed: the release depends on the order the "
+                    "caller built the data in"
+                ]
+        return []
 
     def _count_problems(self, release: Any, present: set[Any]) -> list[str]:
         """Every shown count an integer in [0, n]; no empty bin (a label not *present* in the

@@ -22,6 +22,7 @@ from gmpy2 import mpq
 from dpplug.conformance.divergence import hockey_stick
 from dpplug.conformance.probes.base import (
     BETAS,
+    Call,
     Claim,
     DataSpace,
     ExactClaim,
@@ -32,7 +33,9 @@ from dpplug.conformance.probes.base import (
     count_inputs,
     count_space,
 )
+from dpplug.conformance.replay import ImplementationMismatch, implementation_law
 from dpplug.conformance.settings import Settings
+from dpplug.errors import NotSupported
 from dpplug.guarantee import Guarantee, Relation
 from dpplug.kinds import UNBOUNDED_COUNT, PartitionSelector, Selection
 from dpplug.pmf import Pmf
@@ -112,6 +115,42 @@ class SelectorProbe(Probe):
     def law(self, value: int) -> Pmf:
         return self.selector.output_pmf(value)
 
+    def small(self, settings: Settings) -> bool:
+        return self.selector.saturation <= MAX_SMALL_SATURATION
+
+    def implementation_check(self, settings: Settings) -> PrivacyCheck:
+        """What ``select`` does for one partition (replayed exactly) against ``output_pmf`` at
+        unit counts up to saturation, and the documented meaning of the options the selector
+        takes: no partition below ``pre_threshold`` units is ever kept, the declared ℓ₀ and
+        relation are those of ``max_partitions_contributed`` and ``replace_one``, and public
+        partitions at the lowest ``public_threshold`` are always released."""
+        selector = self.selector
+        problems = _option_problems(selector, self.params)
+        units = _spread(selector.saturation + 1, MAX_REPLAYED_UNITS)
+        for n in units:
+            if problems:
+                break
+            declared = {z: p for z, p in selector.output_pmf(n).items() if p}
+            try:
+                law = implementation_law(
+                    partial(self._decide_one, n), max_runs=REPLAY_RUNS, seed=settings.seed
+                )
+            except NotSupported:
+                return PrivacyCheck(tuple(problems), "")
+            except ImplementationMismatch as exc:
+                problems.append(f"select() at {n} units: {exc}")
+                break
+            if law != declared:
+                problems.append(
+                    f"select() at {n} units releases {dict(sorted(law.items()))}, but "
+                    f"output_pmf({n}) declares {dict(sorted(declared.items()))}"
+                )
+        summary = f"select() replayed exactly at {len(units)} unit counts; options' meaning"
+        return PrivacyCheck(tuple(problems[:1]), summary)
+
+    def _decide_one(self, units: int, source: RandomSource) -> int:
+        return int(self.draw(units, 1, source)[0])
+
     def exact_privacy(self, settings: Settings) -> PrivacyCheck:
         failures = selector_privacy(self.selector)
         summary = f"{self.selector.saturation + 1} neighbouring unit counts"
@@ -166,6 +205,13 @@ class SelectorProbe(Probe):
     def data_space(self) -> DataSpace:
         return count_space(self.selector.select, 0, UNBOUNDED_COUNT)
 
+    def calls(self, seed: int) -> list[Call]:
+        inputs = count_inputs(0, self.selector.saturation + 5, seed)
+        return [
+            Call(f"select({label} unit counts)", partial(self.selector.select, units), (units,))
+            for label, units in inputs.items()
+        ]
+
     def hygiene_problems(self, strict: bool, seed: int) -> list[str]:
         return array_hygiene(
             self.selector.select,
@@ -199,3 +245,70 @@ def _same_selection(a: Any, b: Any) -> bool:
         and np.array_equal(a.noisy_counts, b.noisy_counts)
     )
     return bool(np.array_equal(a.keep, b.keep)) and same_counts
+
+
+#: Generated cases saturating above this many units are too large for the exact checks.
+MAX_SMALL_SATURATION = 256
+#: The most replays of one ``select`` call (a larger law is left to the sampling-law contract).
+REPLAY_RUNS = 20_000
+#: The most unit counts whose ``select`` law is replayed per case (spread over [0, saturation]).
+MAX_REPLAYED_UNITS = 12
+
+
+def _spread(count: int, most: int) -> list[int]:
+    """*most* integers spread over [0, count) (all of them if there are few)."""
+    if count <= most:
+        return list(range(count))
+    return sorted({round(i * (count - 1) / (most - 1)) for i in range(most)})
+
+
+def _option_problems(selector: PartitionSelector, params: dict[str, Any]) -> list[str]:
+    """The options a selector takes must mean what the kind documents."""
+    declared = selector.guarantee.neighbouring
+    options = selector.params
+    problems = []
+    if "max_partitions_contributed" in options:
+        l0 = options["max_partitions_contributed"]
+        if declared.max_partitions != l0:
+            problems.append(
+                f"max_partitions_contributed={l0}, but the guarantee is stated for ℓ₀ = "
+                f"{declared.max_partitions}"
+            )
+    if "replace_one" in options:
+        wanted = Relation.REPLACE_ONE if options["replace_one"] else Relation.ADD_REMOVE
+        if declared.relation is not wanted:
+            problems.append(
+                f"replace_one={options['replace_one']}, but the guarantee is stated for "
+                f"{declared.relation.value}"
+            )
+    threshold = options.get("pre_threshold") or 1
+    for n in range(min(threshold, selector.saturation + 2)):
+        if selector.keep_probability(n) != 0:
+            problems.append(
+                f"pre_threshold={threshold}, but a partition of {n} units is kept with "
+                f"probability {selector.keep_probability(n)}"
+            )
+            break
+    if "public_threshold" in options:
+        problems += _public_problems(selector, params)
+    return problems
+
+
+def _public_problems(selector: PartitionSelector, params: dict[str, Any]) -> list[str]:
+    """At the lowest public threshold the schema allows, public partitions are always released,
+    even with no units; a partition that is neither present nor public never is."""
+    lowest = next(p.low for p in type(selector).schema if p.name == "public_threshold")
+    public = selector.registry_in_use().create(
+        selector.name, **{**params, "public_threshold": lowest}
+    )
+    counts = np.array([0, 0, 3, 0], dtype=np.int64)
+    mask = np.array([True, True, True, False])
+    for seed in range(50):
+        keep = public.select(counts, SeededSource(seed), public=mask).keep
+        if not keep[:3].all() or keep[3]:
+            return [
+                f"with public_threshold={lowest}, select() released {keep.tolist()} for public "
+                f"{mask.tolist()} and unit counts {counts.tolist()}: public partitions must "
+                "always be released there, and absent private ones never"
+            ]
+    return []

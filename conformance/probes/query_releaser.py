@@ -7,16 +7,23 @@ is the answer to the query {x₀: 1} in grid units, ⌊answer·n·W⌋ (for a se
 after :meth:`~dpplug.QueryReleaser.start`). The noise of every built-in releaser is exact
 discrete Laplace or Gaussian noise, whose probabilities are irrational, so no exact law exists:
 exact privacy and the sampling law are skipped and the audit and the accuracy test check the
-releaser on samples (:attr:`Settings.releases` releases per input).
+releaser on samples (:attr:`Settings.releases` releases per input). For the same reason there
+is no :meth:`~.base.Probe.implementation_check` (no exact law to replay the code against), and
+every case is :meth:`~.base.Probe.small` (the generated cases only add hygiene checks, which
+are cheap on any of them).
 
 Accuracy is tested on a fixed workload of k m-sparse queries, chosen (from a seeded generator
 that draws nothing of the mechanism's) before any release, on a dataset over the first labels:
 the largest error of each release against the declared simultaneous a, and the first query's
-error against the per-query a. Hygiene starts releases on small datasets and checks the answers
-(exact fractions in [0, 1]), their independence of how a query lists its labels, their
-reproducibility from the seed, and that nothing private shows: a session's public attributes do
-not depend on the data, it cannot be pickled, and it refuses a query past the k-th without
-drawing; a non-interactive release answers the same after a round trip through its bytes.
+error against the per-query a, with as many releases as the contract's power asks (at most
+:data:`MAX_RELEASE_TRIALS`), made once and shared by every claim. Hygiene starts releases on
+small datasets and checks the answers (exact fractions in [0, 1]), their independence of how a
+query lists its labels, their reproducibility from the seed, and that nothing private shows: a
+session's public attributes do not depend on the data, it cannot be pickled, and it refuses a
+query past the k-th without drawing; a non-interactive release answers the same after a round
+trip through its bytes. Its :meth:`calls` pass mappings and rows, with fraction and float
+queries, for the generic checks that the caller's objects and the global generators are left
+as they were.
 """
 
 from __future__ import annotations
@@ -38,6 +45,7 @@ from hypothesis import strategies as st
 from dpplug.conformance.probes.base import (
     BETAS,
     NOT_REPRODUCIBLE,
+    Call,
     Claim,
     DataSpace,
     PrivacyCheck,
@@ -57,6 +65,8 @@ from dpplug.universe import Universe
 PROBE_LABELS = 6
 #: The largest n for which n + 1 rows are passed as a list (reading them takes time ∝ n).
 ROWS_LIMIT = 10_000
+#: The most releases a sampled accuracy claim may take (each answers the k workload queries).
+MAX_RELEASE_TRIALS = 50_000
 NO_EXACT_LAW = (
     "its answers carry discrete Laplace or Gaussian noise, whose probabilities (powers of "
     "e^(−1/b)) are irrational, so no exact law exists; the audit and the accuracy contract check "
@@ -151,21 +161,24 @@ class QueryReleaserProbe(Probe):
         labels, n = probe_labels(self.releaser), self.releaser.n
         return {labels[0]: n // 2, labels[-1]: n // 4}
 
-    def _errors(self, settings: Settings) -> _Errors:
-        cache: dict[Settings, _Errors] = self.__dict__.setdefault("_error_tables", {})
-        if settings not in cache:
+    def _errors(self, size: int, seed: int) -> _Errors:
+        """The errors of *size* seeded releases of the workload; releases are made once and
+        reused by every claim (a claim wanting fewer takes the first ones)."""
+        cache: dict[int, _Errors] = self.__dict__.setdefault("_error_tables", {})
+        if seed not in cache or len(cache[seed].first) < size:
             data, n = self._accuracy_data(), self.releaser.n
-            queries = workload_queries(self.releaser, settings.seed)
+            queries = workload_queries(self.releaser, seed)
             truth = [true_answer(q, data, n) for q in queries]
-            source = SeededSource(settings.seed)
+            source = SeededSource(seed)
             first, largest = [], []
-            for _ in range(self.sample_size(settings)):
+            for _ in range(size):
                 answers = self.releaser.start(data, source).answers(queries)
                 errors = [abs(a - t) * self.scale for a, t in zip(answers, truth, strict=True)]
                 first.append(float(errors[0]))
                 largest.append(float(max(errors)))
-            cache[settings] = _Errors(np.array(first), np.array(largest))
-        return cache[settings]
+            cache[seed] = _Errors(np.array(first), np.array(largest))
+        found = cache[seed]
+        return _Errors(found.first[:size], found.largest[:size])
 
     def _bounds(self) -> list[tuple[Any, int, int]]:
         """(β, per-query a, simultaneous a) at each β the releaser declares accuracy for."""
@@ -182,29 +195,26 @@ class QueryReleaserProbe(Probe):
         claims: list[Claim] = []
         trials, k = self.sample_size(settings), self.releaser.workload.max_queries
         for beta, per_query, simultaneous in self._bounds():
-            claims.append(SampledClaim(
-                f"the first of {k} queries: error > a={per_query} grid units",
-                beta,
-                trials,
-                partial(self._misses, settings, "first", per_query),
-            ))
-            claims.append(SampledClaim(
-                f"the largest error of {k} queries > a={simultaneous} grid units",
-                beta,
-                trials,
-                partial(self._misses, settings, "largest", simultaneous),
-            ))
+            for which, what, a in (
+                ("first", f"the first of {k} queries: error > a={per_query}", per_query),
+                ("largest", f"the largest error of {k} queries > a={simultaneous}", simultaneous),
+            ):
+                misses = partial(self._misses, settings.seed, which, a)
+                claims.append(
+                    SampledClaim(f"{what} grid units", beta, trials, misses, MAX_RELEASE_TRIALS)
+                )
         return claims
 
-    def _misses(self, settings: Settings, which: str, a: int) -> int:
-        return int(np.count_nonzero(getattr(self._errors(settings), which) > a))
+    def _misses(self, seed: int, which: str, a: int, trials: int) -> int:
+        return int(np.count_nonzero(getattr(self._errors(trials, seed), which) > a))
 
     def accuracy_plot(self, settings: Settings) -> dict[str, Any]:
         claims = {beta: simultaneous for beta, _, simultaneous in self._bounds()}
         if not claims:
             return {}
         case = f"{self.where}, the largest error of {self.releaser.workload.max_queries} queries"
-        return quantile_plot(case, self._errors(settings).largest, claims)
+        errors = self._errors(self.sample_size(settings), settings.seed)
+        return quantile_plot(case, errors.largest, claims)
 
     # Bad input.
 
@@ -283,8 +293,10 @@ class QueryReleaserProbe(Probe):
                     and all(_is_count(c, n) for c in counts)
                     and sum(counts) <= n
                 )
-            return isinstance(given, list) and len(given) <= n and all(
-                _valid_label(x, universe) for x in given
+            return (
+                isinstance(given, list)
+                and len(given) <= n
+                and all(_valid_label(x, universe) for x in given)
             )
 
         return DataSpace(data, valid, self.releaser.start)
@@ -299,6 +311,27 @@ class QueryReleaserProbe(Probe):
             "two labels": {labels[0]: n // 2, labels[-1]: n - n // 2},
             "rows": [labels[i % len(labels)] for i in range(min(n, 12))],
         }
+
+    def calls(self, seed: int) -> list[Call]:
+        """A release of each hygiene dataset (mappings and rows) answering the workload, once
+        with weights as fractions and once as floats; each of the caller's queries is an input
+        too (compared one by one, so a query rewritten in place, reordered say, is seen)."""
+        queries = workload_queries(self.releaser, seed)
+        floats = [{x: float(w) for x, w in q.items()} for q in queries]
+        return [
+            Call(
+                f"start({name} data).answers({kind} queries)",
+                partial(self._release_answers, data, workload),
+                (data, *workload),
+            )
+            for name, data in self._datasets().items()
+            for kind, workload in (("fraction", queries), ("float", floats))
+        ]
+
+    def _release_answers(
+        self, data: object, queries: list[dict[Any, Any]], source: RandomSource
+    ) -> list[Fraction]:
+        return self.releaser.start(data, source).answers(queries)
 
     def hygiene_problems(self, strict: bool, seed: int) -> list[str]:
         """Answers are fractions in [0, 1], the same whatever order a query lists its labels in
@@ -315,8 +348,10 @@ class QueryReleaserProbe(Probe):
             source = SeededSource(seed)
             release = releaser.start(data, source)
             if not isinstance(release, QueryAnswers) or release.interactive != releaser.interactive:
-                return [f"start() returned a {type(release).__name__}, not the declared kind of "
-                        f"dpplug QueryAnswers (interactive={releaser.interactive})"]
+                return [
+                    f"start() returned a {type(release).__name__}, not the declared kind of "
+                    f"dpplug QueryAnswers (interactive={releaser.interactive})"
+                ]
             public[name] = _public_state(release)
             answers = release.answers(queries)
             bad = [a for a in answers if not (isinstance(a, Fraction) and 0 <= a <= 1)]
@@ -329,8 +364,8 @@ class QueryReleaserProbe(Probe):
             if releaser.start(data, SeededSource(seed)).answers(queries) != answers:
                 problems.append(f"data {data}: {NOT_REPRODUCIBLE}")
             problems += [f"data {data}: {p}" for p in self._release_problems(release, source)]
-        if releaser.interactive and len({repr(state) for state in public.values()}) > 1:
-            problems.append(f"a session's public attributes depend on the data: {public}")
+        if releaser.interactive:
+            problems += _data_dependent(public)
         return problems
 
     def _release_problems(self, release: QueryAnswers, source: SeededSource) -> list[str]:
@@ -357,6 +392,16 @@ class QueryReleaserProbe(Probe):
             if source.draws != before:
                 problems.append("a session drew randomness before refusing a query past the k-th")
         return problems
+
+
+def _data_dependent(public: dict[str, dict[str, Any]]) -> list[str]:
+    """The public attributes of sessions on different data (by dataset name) that differ."""
+    names = {name for state in public.values() for name in state}
+    differing = sorted(n for n in names if len({repr(s.get(n)) for s in public.values()}) > 1)
+    if not differing:
+        return []
+    shown = {name: {data: state.get(name) for data, state in public.items()} for name in differing}
+    return [f"a session's public attributes depend on the data: {shown}"]
 
 
 def _public_state(release: QueryAnswers) -> dict[str, Any]:

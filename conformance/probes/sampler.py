@@ -8,6 +8,7 @@ binomial test otherwise.
 
 from __future__ import annotations
 
+import bisect
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
@@ -20,6 +21,7 @@ from gmpy2 import mpq
 from dpplug.conformance.divergence import WorstCase
 from dpplug.conformance.probes.base import (
     BETAS,
+    Call,
     Claim,
     DataSpace,
     ExactClaim,
@@ -32,6 +34,7 @@ from dpplug.conformance.probes.base import (
     count_space,
     quantile_plot,
 )
+from dpplug.conformance.replay import ImplementationMismatch, implementation_law
 from dpplug.conformance.settings import Settings
 from dpplug.errors import NotSupported
 from dpplug.guarantee import Guarantee, Relation
@@ -43,6 +46,10 @@ Rat = Any  # gmpy2.mpq
 
 #: Counts checked for samplers without a count bound (noise addition on every integer).
 UNBOUNDED_COUNTS = (-3, 3)
+#: Cases with at most this n are sampled at every count.
+EVERY_COUNT = 8
+#: The most draws a sampled accuracy claim may take (the sampler is vectorised).
+MAX_TRIALS = 4_000_000
 
 
 @dataclass(frozen=True)
@@ -142,8 +149,11 @@ class SamplerProbe(Probe):
 
     @property
     def inputs(self) -> tuple[int, ...]:
+        """Every count of a small case; both ends and the middle of a larger one."""
         n = self.sampler.n
-        return (-1, 0, 1) if n is None else tuple(sorted({0, n // 2, n}))
+        if n is None:
+            return (-1, 0, 1)
+        return tuple(range(n + 1)) if n <= EVERY_COUNT else tuple(sorted({0, n // 2, n}))
 
     @property
     def pairs(self) -> tuple[tuple[int, int], ...]:
@@ -159,6 +169,55 @@ class SamplerProbe(Probe):
 
     def law(self, value: int) -> Pmf:
         return self.sampler.pmf(value)
+
+    def small(self, settings: Settings) -> bool:
+        n = self.sampler.n
+        return n is None or n <= settings.max_exact_n // 4
+
+    def implementation_check(self, settings: Settings) -> PrivacyCheck:
+        """For every count of a small case: the scaled CDF against the pmf, M(c, u) against the
+        scaled CDF (every u where that is cheap, else the u at every step of the CDF and
+        random ones), and the law of ``sample`` (replayed) against the pmf."""
+        sampler = self.sampler
+        counts = self._exact_counts(settings)
+        problems: list[str] = []
+        replayed = 0
+        for count in counts:
+            declared = sampler.pmf(count)
+            if sampler.d is not None:
+                problems += _cdf_problems(sampler, count, declared, settings.seed)
+            try:
+                law = implementation_law(partial(_sample_one, sampler, count), seed=settings.seed)
+            except NotSupported:
+                continue
+            except ImplementationMismatch as exc:
+                problems.append(f"sample() at count {count}: {exc}")
+                continue
+            replayed += 1
+            if law != {z: p for z, p in declared.items() if p}:
+                worst = max(
+                    law.keys() | set(declared), key=lambda z: abs(law.get(z, 0) - declared.prob(z))
+                )
+                problems.append(
+                    f"sample() at count {count} draws output {worst} with probability "
+                    f"{law.get(worst, 0)}, but pmf({count}) declares {declared.prob(worst)}"
+                )
+            if problems:
+                break
+        parts = []
+        if sampler.d is not None:
+            parts.append(f"M(c, u) and F against the pmf at {len(counts)} counts")
+        if replayed:
+            parts.append(f"sample() replayed exactly at {replayed} counts")
+        return PrivacyCheck(tuple(problems[:1]), "; ".join(parts))
+
+    def _exact_counts(self, settings: Settings) -> range:
+        n = self.sampler.n
+        if n is None:
+            return range(UNBOUNDED_COUNTS[0], UNBOUNDED_COUNTS[1] + 1)
+        if n > settings.max_exact_n:
+            raise NotSupported(f"n > {settings.max_exact_n} is too large to enumerate")
+        return range(n + 1)
 
     def exact_privacy(self, settings: Settings) -> PrivacyCheck:
         sampler = self.sampler
@@ -183,12 +242,12 @@ class SamplerProbe(Probe):
                 continue
             for j, count in enumerate(self.inputs):
                 seed = settings.seed + 10 * j + BETAS.index(beta)
-                misses = partial(self._misses, count, a, settings.samples, seed)
+                misses = partial(self._misses, count, a, seed)
                 what = f"count {count}: |error| > a={a}"
-                claims.append(SampledClaim(what, beta, settings.samples, misses))
+                claims.append(SampledClaim(what, beta, settings.samples, misses, MAX_TRIALS))
         return claims
 
-    def _misses(self, count: int, a: int, size: int, seed: int) -> int:
+    def _misses(self, count: int, a: int, seed: int, size: int) -> int:
         noisy = self.draw(count, size, SeededSource(seed))
         return int(np.count_nonzero(np.abs(noisy - count) > a))
 
@@ -215,9 +274,20 @@ class SamplerProbe(Probe):
     def data_space(self) -> DataSpace:
         return count_space(self.sampler.sample, *self.sampler.count_bounds)
 
+    def calls(self, seed: int) -> list[Call]:
+        low, high = self._hygiene_range()
+        return [
+            Call(f"sample({label} counts)", partial(self.sampler.sample, counts), (counts,))
+            for label, counts in count_inputs(low, high, seed).items()
+        ]
+
+    def _hygiene_range(self) -> tuple[int, int]:
+        sampler = self.sampler
+        return sampler.count_bounds if sampler.n is not None else (-5, 5)
+
     def hygiene_problems(self, strict: bool, seed: int) -> list[str]:
         sampler = self.sampler
-        low, high = sampler.count_bounds if sampler.n is not None else (-5, 5)
+        low, high = self._hygiene_range()
         return array_hygiene(
             sampler.sample,
             self._output_problems,
@@ -236,3 +306,57 @@ class SamplerProbe(Probe):
             problems.append(f"outputs outside [0, {n}]")
         return problems
 
+
+#: The law of M(c, ·) is tallied over every u when (n + 1)·d is at most this; otherwise M is
+#: compared with the inverse of the scaled CDF on both sides of every step and at RANDOM_U
+#: random u per count.
+ENUMERATE_U = 1 << 18
+RANDOM_U = 2000
+
+
+def _sample_one(sampler: CountingQuerySampler, count: int, source: RandomSource) -> int:
+    return int(sampler.sample(np.array([count], dtype=np.int64), source)[0])
+
+
+def _cdf_problems(sampler: CountingQuerySampler, count: int, declared: Pmf, seed: int) -> list[str]:
+    """The scaled CDF F(count, ·) against the pmf, and M(count, ·) against the pmf: its law
+    over every u where d is small, else M(count, u) against the inverse of F."""
+    d, n = sampler.d, sampler.count_bounds[1]
+    assert d is not None
+    cdf = [sampler.scaled_cdf(z, count) for z in range(-1, n + 1)]
+    if cdf[0] != 0 or cdf[-1] != d:
+        return [f"F({count}, −1) = {cdf[0]} and F({count}, n) = {cdf[-1]}, not 0 and d = {d}"]
+    for z in range(n + 1):
+        mass = mpq(cdf[z + 1] - cdf[z], d)
+        if mass != declared.prob(z):
+            return [
+                f"F({count}, ·) gives output {z} probability {mass}, pmf({count}) "
+                f"{declared.prob(z)}"
+            ]
+    if (n + 1) * d <= ENUMERATE_U:  # the law of M(count, ·) over every u
+        tally = [0] * (n + 1)
+        for u in range(1, d + 1):
+            tally[sampler(count, u)] += 1
+        for z in range(n + 1):
+            if mpq(tally[z], d) != declared.prob(z):
+                return [
+                    f"M({count}, u) gives output {z} for {tally[z]} of the d = {d} values of u, "
+                    f"but pmf({count}) declares probability {declared.prob(z)}"
+                ]
+        return []
+    # Too many u to enumerate: M(count, ·) must be the inverse of F(count, ·) (non-decreasing
+    # in u, as Balcer–Vadhan's samplers are); checked exactly at both sides of every step of F
+    # and at random u.
+    edges = {u for z in range(n + 1) for u in (cdf[z] + 1, cdf[z + 1]) if cdf[z] < cdf[z + 1]}
+    rng = np.random.default_rng(seed + count)  # chooses test points only
+    width = (d.bit_length() + 7) // 8 + 8  # 64 spare bits: the modulo is near uniform
+    randoms = {1 + int.from_bytes(rng.bytes(width), "little") % d for _ in range(RANDOM_U)}
+    for u in sorted(edges | randoms):
+        expected = bisect.bisect_left(cdf, u, lo=1) - 1
+        if sampler(count, u) != expected:
+            return [
+                f"M({count}, u={u}) = {sampler(count, u)}, but the inverse of its scaled CDF "
+                f"gives {expected} (with d = {d} too large to enumerate, M(c, ·) must be the "
+                "inverse of its scaled CDF)"
+            ]
+    return []

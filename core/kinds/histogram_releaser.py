@@ -22,7 +22,7 @@ import numpy.typing as npt
 
 from dpplug.data import integer_scalar
 from dpplug.errors import BadData, BadParameter
-from dpplug.guarantee import Relation
+from dpplug.guarantee import LossBound, Relation
 from dpplug.histograms import CompactHistogram
 from dpplug.hookspecs import Register, hookspec
 from dpplug.kind import CentralPlan, DataForm, Kind, LabelDistance, PipelineRole
@@ -160,7 +160,7 @@ class HistogramReleaserKind(Kind):
             problems.append("n (the public bound on rows) must be an int ≥ 1")
         return problems
 
-    def privacy_bound(self, mechanism: Mechanism, distance: Any) -> tuple[Any, Any]:
+    def privacy_bound(self, mechanism: Mechanism, distance: Any) -> LossBound:
         """l₁ rows apart, by group privacy over l₁ steps of one row added or removed.
 
         The Balcer–Vadhan releasers are proved for replacing one row of a dataset of n rows,

@@ -21,7 +21,7 @@ import numpy.typing as npt
 
 from dpplug.data import integer_array, integer_scalar
 from dpplug.errors import BadData
-from dpplug.guarantee import Guarantee, Relation
+from dpplug.guarantee import Guarantee, LossBound, Relation
 from dpplug.hookspecs import Register, hookspec
 from dpplug.kind import DataForm, Kind, LabelDistance, PipelineRole
 from dpplug.kinds.sampler import UNBOUNDED_COUNT
@@ -160,7 +160,7 @@ class PartitionSelectorKind(Kind):
             problems.append(f"saturation must be an int ≥ 0, got {saturation!r}")
         return problems
 
-    def privacy_bound(self, mechanism: Mechanism, distance: Any) -> tuple[Any, Any]:
+    def privacy_bound(self, mechanism: Mechanism, distance: Any) -> LossBound:
         """At (l₀, l₁, l∞), at most min(l₀, l₁) partitions change, each by at most l∞ units: with
         the per-partition (ε_c, δ_c) and group privacy δ_g = δ_c·Σ_{i<l∞} e^{iε_c}, the release is
         (min(l₁, l₀·l∞)·ε_c, 1 − (1 − δ_g)^{min(l₀, l₁)}). This is the add/remove translation of
@@ -171,9 +171,8 @@ class PartitionSelectorKind(Kind):
         changed = min(distance.l0, distance.l1)
         if not changed:
             return per.group(0)
-        _, delta_group = per.group(distance.linf)
-        exp_epsilon, _ = per.group(min(distance.l1, distance.l0 * distance.linf))
-        return exp_epsilon, 1 - (1 - delta_group) ** changed
+        one = LossBound(per.group(1).epsilon, per.group(distance.linf).delta)
+        return one.compose(changed, min(distance.l1, distance.l0 * distance.linf))
 
     def apply(
         self, mechanism: Mechanism, data: Any, source: RandomSource | None = None

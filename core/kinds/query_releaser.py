@@ -22,7 +22,7 @@ from abc import abstractmethod
 from typing import Any, ClassVar
 
 from dpplug.errors import BadParameter, NotSupported
-from dpplug.guarantee import Relation
+from dpplug.guarantee import LossBound, Relation
 from dpplug.hookspecs import Register, hookspec
 from dpplug.kind import CentralPlan, DataForm, Kind, LabelDistance, PipelineRole
 from dpplug.mechanism import Mechanism
@@ -129,21 +129,23 @@ class QueryReleaserKind(Kind):
         if universe is not None and not isinstance(universe, Universe):
             problems.append("universe must be a dpplug Universe or None")
         workload = getattr(mechanism, "workload", None)
-        if not isinstance(workload, Workload) or min(
-            workload.max_queries, workload.sparsity, workload.grid
-        ) < 1:
+        if (
+            not isinstance(workload, Workload)
+            or min(workload.max_queries, workload.sparsity, workload.grid) < 1
+        ):
             problems.append("workload must be a dpplug Workload with k, m and W ≥ 1")
         return problems
 
-    def privacy_bound(self, mechanism: Mechanism, distance: Any) -> tuple[Any, Any]:
+    def privacy_bound(self, mechanism: Mechanism, distance: Any) -> LossBound:
         """l₁ rows apart, by group privacy over l₁ steps of one row added or removed.
 
         Blum & Roth's neighbours differ in one row (Def. 2.5), with n public: the guarantee
         is for one row added or removed while the data has at most n rows (larger data is
         refused before any draw). Label counts at l01inf distance (l₀, l₁, l∞) differ by l₁
         rows in all, and label vectors at symmetric distance k by k rows, so the bound is the
-        guarantee's group privacy over l₁ steps, (e^{l₁ε}, δ·Σ_{i<l₁} e^{iε}); removals first
-        keep every intermediate dataset within n rows.
+        guarantee's group privacy over l₁ steps, (l₁·ε, δ·Σ_{i<l₁} e^{iε}) as a rigorous upper
+        bound (:class:`~dpplug.guarantee.LossBound`); removals first keep every intermediate
+        dataset within n rows.
         """
         if not isinstance(distance, LabelDistance):
             raise TypeError(f"a query releaser's distance is a LabelDistance, got {distance!r}")

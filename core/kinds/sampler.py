@@ -20,7 +20,7 @@ from gmpy2 import mpq
 
 from dpplug.data import integer_array, integer_scalar
 from dpplug.errors import BadParameter, NotSupported, PluginFault
-from dpplug.guarantee import Relation
+from dpplug.guarantee import LossBound, Relation
 from dpplug.hookspecs import Register, hookspec
 from dpplug.kind import DataForm, Kind, PipelineRole
 from dpplug.mechanism import Mechanism
@@ -152,7 +152,7 @@ class SamplerKind(Kind):
                 problems.append(f"{attribute} must be None or an int ≥ 1, got {value!r}")
         return problems
 
-    def privacy_bound(self, mechanism: Mechanism, distance: Any) -> tuple[Any, Any]:
+    def privacy_bound(self, mechanism: Mechanism, distance: Any) -> LossBound:
         """Counts *distance* apart are ⌈distance / sensitivity⌉ neighbouring steps apart."""
         guarantee = mechanism.guarantee
         if isinstance(distance, bool) or not isinstance(distance, int) or distance < 0:

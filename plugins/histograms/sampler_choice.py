@@ -113,6 +113,9 @@ def build_sampler(
         )
     if "gamma" in declared and "gamma" not in options and gamma is not None:
         given["gamma"] = gamma
+    for param in entry.cls.schema:
+        if param.name in ("n", "epsilon") and param.name in given:
+            _check_derived(releaser, name, param, given[param.name], epsilon_share)
     sampler = entry.create(**given, **options)
     assert isinstance(sampler, CountingQuerySampler)
     low, high = sampler.count_bounds
@@ -136,3 +139,26 @@ def require_bounded(releaser: str, sampler: CountingQuerySampler, n: int) -> int
     if not sampler.guarantee.pure:
         raise BadParameter(f"{releaser} needs a pure-DP sampler; {sampler.name} is approximate")
     return sampler.d
+
+
+def _check_derived(
+    releaser: str, sampler: str, param: Param, value: object, epsilon_share: Any
+) -> None:
+    """The sampler's *param* derived from the releaser's own, checked against the sampler's
+    schema with a message in the releaser's terms: its parameter, and the bound it must meet."""
+    try:
+        param.coerce(value)
+    except BadParameter:
+        share = mpq(epsilon_share) if param.name == "epsilon" else mpq(1)
+        derived = mpq(value)
+        if param.low is not None and derived <= param.low:
+            bound = f"{'>' if param.low_open else '≥'} {mpq(param.low) / share}"
+        else:
+            bound = f"{'<' if param.high_open else '≤'} {mpq(param.high) / share}"
+        gives = f"{param.name}·{share}" if share != 1 else param.name
+        shown = str(derived) if derived.denominator == 1 else f"{float(derived):.6g}"
+        raise BadParameter(
+            f"{releaser} runs {sampler} with {gives} = {shown}, outside {sampler}'s "
+            f"range {param.range_text()}; give {releaser} {param.name} {bound}, or pick another "
+            f"sampler (sampler=…)"
+        ) from None

@@ -95,8 +95,9 @@ def _memory(dimension: int) -> str:
     return f"about {9 * dimension / 2**20:.3g} MiB (8 bytes per noisy sum, 1 per matrix entry)"
 
 
-def _shape(universe: Universe, dimension: int, workload: tuple[int, int], beta: Any,
-           noise: str) -> ProjectionShape:
+def _shape(
+    universe: Universe, dimension: int, workload: tuple[int, int], beta: Any, noise: str
+) -> ProjectionShape:
     """The hash's shape for dimension T: r from the accuracy proof's moment orders."""
     max_queries, sparsity = workload
     rank = best_rank(dimension, sparsity, max_queries, beta, laplace=noise == "laplace")
@@ -113,8 +114,9 @@ class SparseProjectionReleaser(QueryReleaser):
         "Blum & Roth 2013, Fast Private Data Release Algorithms for Sparse Queries: Alg. 2, "
         "Remark 4.4, Thm 4.5, Lemma 4.6, Thm 4.9"
     )
-    schema = Schema((*releaser_params(universe_required=True, delta_zero=False), _DIMENSION,
-                     _ALPHA, _NOISE))
+    schema = Schema(
+        (*releaser_params(universe_required=True, delta_zero=False), _DIMENSION, _ALPHA, _NOISE)
+    )
     conformance_cases = (
         {
             "universe": "range:0:9",
@@ -239,8 +241,9 @@ class SparseProjectionReleaser(QueryReleaser):
         sums = projection_hash.column_sums(indices, counts.counts)
         return self._noisy(projection_hash, sums, source)
 
-    def _noisy(self, projection_hash: ProjectionHash, sums: list[int],
-               source: RandomSource) -> SparseProjection:
+    def _noisy(
+        self, projection_hash: ProjectionHash, sums: list[int], source: RandomSource
+    ) -> SparseProjection:
         """The release of exact column sums: each gets its independent noise."""
         draw = discrete_laplace if self.noise == "laplace" else discrete_gaussian
         noise = draw(self.noise_parameter, source, len(sums))

@@ -95,15 +95,18 @@ def _even_orders(limit: int) -> range:
     return range(2, min(limit, MAX_ORDER) + 1, 2)
 
 
-def _row_sum_exponent(p: int, lam: float, dimension: int, spread: float, log_q_over_beta: float
-                      ) -> float:
+def _row_sum_exponent(
+    p: int, lam: float, dimension: int, spread: float, log_q_over_beta: float
+) -> float:
     """ln t for moment order p and λ, with M = 1 and σ² = *spread* (scale-free), in floats."""
-    return (log_q_over_beta + math.lgamma(p + 1) + dimension * spread * (math.expm1(lam) - lam)
-            ) / p - math.log(lam)
+    return (
+        log_q_over_beta + math.lgamma(p + 1) + dimension * spread * (math.expm1(lam) - lam)
+    ) / p - math.log(lam)
 
 
-def _row_sum_choice(dimension: int, spread: float, log_q_over_beta: float, limit: int
-                    ) -> tuple[int, float]:
+def _row_sum_choice(
+    dimension: int, spread: float, log_q_over_beta: float, limit: int
+) -> tuple[int, float]:
     """The (p, λ) minimising the row-sum bound with M = 1 (float search), p even ≤ *limit*."""
     best: tuple[float, int, float] | None = None
     for p in range(2, limit + 1, 2):
@@ -119,34 +122,47 @@ def _row_sum_choice(dimension: int, spread: float, log_q_over_beta: float, limit
     return best[1], best[2]
 
 
-def row_sum_error(dimension: int, variance: Rat, bound: Rat, queries: int, beta: Rat,
-                  rank: int) -> Rat:
+def row_sum_error(
+    dimension: int, variance: Rat, bound: Rat, queries: int, beta: Rat, rank: int
+) -> Rat:
     """t such that, for each of q queries, |Σ_{i≤T} Y_i| ≥ t with probability at most β/q, for
     row terms of degree 2 with |Y_i| ≤ M = *bound* and E[Y_i²] ≤ σ² = *variance* (see the module
     docstring), using moment orders p with 2p ≤ r."""
     spread = mpq(variance) / mpq(bound) ** 2
-    p, lam = _row_sum_choice(dimension, float(spread), log_float(mpq(queries) / mpq(beta)),
-                             min(rank // 2, MAX_ORDER))
+    p, lam = _row_sum_choice(
+        dimension, float(spread), log_float(mpq(queries) / mpq(beta)), min(rank // 2, MAX_ORDER)
+    )
     lam_q = mpq(lam)
 
     def t() -> Ball:
         x = ball(lam_q)
-        exponent = (ball(mpq(queries) / mpq(beta)).log() + ball(p + 1).lgamma()
-                    + dimension * ball(spread) * (x.expm1() - x)) / p
+        exponent = (
+            ball(mpq(queries) / mpq(beta)).log()
+            + ball(p + 1).lgamma()
+            + dimension * ball(spread) * (x.expm1() - x)
+        ) / p
         return exponent.exp() / x * ball(bound)
 
     return upper_of(t)
 
 
-def projection_error(dimension: int, sparsity: int, grid: int, n: int, rank: int, queries: int,
-                     beta: Rat) -> Rat:
+def projection_error(
+    dimension: int, sparsity: int, grid: int, n: int, rank: int, queries: int, beta: Rat
+) -> Rat:
     """t₁ (bound 1 of the module docstring), in scaled units."""
-    return row_sum_error(dimension, mpq(n * n * sparsity * grid * grid), mpq(sparsity * grid * n),
-                         queries, beta, rank)
+    return row_sum_error(
+        dimension,
+        mpq(n * n * sparsity * grid * grid),
+        mpq(sparsity * grid * n),
+        queries,
+        beta,
+        rank,
+    )
 
 
-def coefficient_bound(dimension: int, sparsity: int, grid: int, rank: int, queries: int,
-                      beta: Rat) -> Rat:
+def coefficient_bound(
+    dimension: int, sparsity: int, grid: int, rank: int, queries: int, beta: Rat
+) -> Rat:
     """B (Lemma 4.6): every |P_i| of q queries is at most B except with probability β (and
     always at most m·W)."""
 
@@ -158,12 +174,14 @@ def coefficient_bound(dimension: int, sparsity: int, grid: int, rank: int, queri
     return min(moment_bound, mpq(sparsity * grid))
 
 
-def energy_bound(dimension: int, sparsity: int, grid: int, rank: int, queries: int,
-                 beta: Rat) -> Rat:
+def energy_bound(
+    dimension: int, sparsity: int, grid: int, rank: int, queries: int, beta: Rat
+) -> Rat:
     """Σ₂: Σ_i P_i² of each of q queries is at most Σ₂ except with probability β."""
     square = sparsity * grid * grid
-    spread = row_sum_error(dimension, mpq(2 * square * square), mpq(sparsity * square), queries,
-                           beta, rank)
+    spread = row_sum_error(
+        dimension, mpq(2 * square * square), mpq(sparsity * square), queries, beta, rank
+    )
     return dimension * square + spread
 
 
@@ -174,8 +192,7 @@ def gaussian_noise_error(sigma2: Rat, energy: Rat, queries: int, beta: Rat) -> R
     )
 
 
-def laplace_noise_error(scale: Rat, coefficient: Rat, energy: Rat, queries: int,
-                        beta: Rat) -> Rat:
+def laplace_noise_error(scale: Rat, coefficient: Rat, energy: Rat, queries: int, beta: Rat) -> Rat:
     """u for discrete Laplace noise of scale b (bound 3), at a λ in (0, 1/(bB)) chosen by a
     float search and evaluated in balls."""
     b, big, total = float(scale), float(coefficient), float(energy)
@@ -212,6 +229,5 @@ def best_rank(dimension: int, sparsity: int, queries: int, beta: Rat, laplace: b
     """The hash independence r: twice the best moment order of bound 1 (a float search; every
     bound then uses orders p with 2p ≤ r, or p ≤ r for Lemma 4.6)."""
     share = mpq(beta) / (4 if laplace else 3)
-    p, _ = _row_sum_choice(dimension, 1 / sparsity, log_float(mpq(queries) / share),
-                           MAX_ORDER // 2)
+    p, _ = _row_sum_choice(dimension, 1 / sparsity, log_float(mpq(queries) / share), MAX_ORDER // 2)
     return 2 * p

@@ -144,8 +144,17 @@ class Design:
         return self.scale
 
 
-def _estimate(alpha_grid: int, scale: int, grid: int, m: int, k: int, eps: float,
-              log_inverse_delta: float, log_beta: float, margin: int) -> float:
+def _estimate(
+    alpha_grid: int,
+    scale: int,
+    grid: int,
+    m: int,
+    k: int,
+    eps: float,
+    log_inverse_delta: float,
+    log_beta: float,
+    margin: int,
+) -> float:
     """The declared a for α_g, in floats (inf if infeasible): the search's objective."""
     alpha = alpha_grid / scale
     x = 4 * m / alpha**2
@@ -303,8 +312,9 @@ class SparseMultiplicativeWeightsSession(QuerySession):
     def _answer(self, query: SparseQuery) -> int:
         design, source, weights = self._design, self._source, self._weights
         values = [w / design.grid for w in query.weights]
-        hypothesis = clamp(round(design.scale * weights.evaluate(query.labels, values)),
-                           design.scale)
+        hypothesis = clamp(
+            round(design.scale * weights.evaluate(query.labels, values)), design.scale
+        )
         exact = query.scaled_answer(self._counts)
         if self._round_noise is None:
             self._round_noise = discrete_laplace(design.threshold_scale, source)

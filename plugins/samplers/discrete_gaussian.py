@@ -80,9 +80,7 @@ class DiscreteGaussian(CountingQuerySampler):
             "dpplug's tests"
         )
 
-    def _sample(
-        self, counts: npt.NDArray[np.int64], source: RandomSource
-    ) -> npt.NDArray[np.int64]:
+    def _sample(self, counts: npt.NDArray[np.int64], source: RandomSource) -> npt.NDArray[np.int64]:
         noise = discrete_gaussian(self.sigma2, source, counts.size)
         return counts + np.asarray(noise, dtype=np.int64)
 

@@ -18,6 +18,7 @@ an autouse fixture calls the adapter's ``enable_features`` first, whatever the t
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import itertools
 import json
@@ -32,6 +33,8 @@ from types import ModuleType
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 dp = pytest.importorskip("opendp.prelude")
 mpmath = pytest.importorskip("mpmath")
@@ -915,6 +918,68 @@ def test_serialise_refuses_what_dpplug_did_not_build() -> None:
     chain = count_by() >> then_measurement("optimal-partition-selection", epsilon=1, delta=1e-5)
     with pytest.raises(dpplug.BadParameter):
         serialize(chain)
+
+
+_GOOD_SPEC = {
+    "plugin": "geosample",
+    "params": {"n": 100, "epsilon": "1/2"},
+    "input": {"form": "count", "T": "i64"},
+}
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "",
+        "null",
+        "[]",
+        "{" * 100_000,  # deep nesting
+        json.dumps({**_GOOD_SPEC, "params": [1]}),
+        json.dumps({**_GOOD_SPEC, "params": {"n": [1, 2], "epsilon": "1/2"}}),
+        json.dumps({**_GOOD_SPEC, "params": {"n": 100, "epsilon": "-1"}}),
+        json.dumps({**_GOOD_SPEC, "params": {"n": 10**4000, "epsilon": "1/2"}}),
+        json.dumps({**_GOOD_SPEC, "params": {"n": 100, "epsilon": "9" * 5000}}),
+        json.dumps({**_GOOD_SPEC, "input": {"form": "count", "T": "f64"}}),
+        json.dumps({**_GOOD_SPEC, "input": {"form": "label-vector", "T": "i64"}}),
+        json.dumps({**_GOOD_SPEC, "input": "count"}),
+        json.dumps({**_GOOD_SPEC, "plugin": 3}),
+        json.dumps({key: value for key, value in _GOOD_SPEC.items() if key != "input"}),
+        b"\xff\xfe",
+    ],
+)
+def test_deserialise_refuses_malformed_text_with_bad_data(text: str | bytes) -> None:
+    with pytest.raises(dpplug.BadData):
+        deserialize(text)
+
+
+@settings(max_examples=300, derandomize=True, deadline=None, database=None)
+@given(
+    st.recursive(
+        st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=5),
+        lambda children: st.lists(children, max_size=3)
+        | st.dictionaries(st.sampled_from(["plugin", "params", "input", "form", "T"]), children),
+        max_leaves=12,
+    )
+)
+def test_deserialise_of_arbitrary_json_is_a_measurement_or_bad_data(document: object) -> None:
+    with contextlib.suppress(dpplug.BadData, dpplug.UnknownMechanism):
+        deserialize(json.dumps(document))
+
+
+def test_deserialise_recomputes_the_guarantee_from_the_parameters() -> None:
+    """The text carries parameters only: its map is the rebuilt plugin's exact guarantee."""
+    rebuilt = deserialize(json.dumps(_GOOD_SPEC))
+    assert_rounded_up(rebuilt.map(1), ln(Fraction(3, 2)))
+
+
+def test_maps_at_huge_distances_return_at_once_and_stay_sound() -> None:
+    geosample = make_measurement("geosample", *i64(), n=100, epsilon=0.5)
+    assert_rounded_up(geosample.map(2**40), 2**40 * ln(Fraction(3, 2)), ulps=2)
+    selector = make_measurement("optimal-partition-selection", epsilon=1, delta=1e-6)
+    epsilon, delta = selector.map((2**31, 2**40, 2**31))
+    per = dpplug.create("optimal-partition-selection", epsilon=1, delta=1e-6).per_partition
+    assert_rounded_up(epsilon, 2**40 * ln(Fraction(per.exp_epsilon)), ulps=2)
+    assert delta == 1.0  # a probability: the bound saturates
 
 
 # --------------------------------------------------------------------------------------------

@@ -55,10 +55,12 @@ import dpplug  # noqa: E402
 from dpplug.adapters import pipelinedp as adapter  # noqa: E402
 from dpplug.adapters.pipelinedp import (  # noqa: E402
     DPEngine,
+    PluginNoise,
     central_release,
     partition_selection,
     sampler,
 )
+from dpplug.adapters.spark import local_context  # noqa: E402
 from dpplug.plugins.partition.grid_selector import GridSelector  # noqa: E402
 
 Metrics = pipeline_dp.Metrics
@@ -236,17 +238,7 @@ def beam_multi_processing_runs(tmp_path_factory: pytest.TempPathFactory) -> dict
 
 @pytest.fixture(scope="module")
 def spark_context() -> Iterator[Any]:
-    conf = (
-        pyspark.SparkConf()
-        .setMaster("local[2]")
-        .setAppName("dpplug-pipelinedp-tests")
-        .set("spark.ui.enabled", "false")
-        .set("spark.ui.showConsoleProgress", "false")
-        .set("spark.pyspark.python", sys.executable)
-        .set("spark.pyspark.driver.python", sys.executable)
-    )
-    context = pyspark.SparkContext(conf=conf)
-    context.setLogLevel("ERROR")
+    context = local_context("dpplug-pipelinedp-tests")
     yield context
     context.stop()
 
@@ -489,8 +481,26 @@ def test_add_dp_noise_rejects_non_integer_values() -> None:
     )
     result = _add_dp_noise(engine, [("a", 2.5)])
     accountant.compute_budgets()
-    with pytest.raises(dpplug.BadParameter, match="integer"):
+    with pytest.raises(dpplug.BadData, match="integer"):
         list(result)
+
+
+@pytest.mark.parametrize("name", ["discrete-laplace", "fixedpoint-geometric"])
+def test_add_dp_noise_clamps_huge_values_instead_of_wrapping(name: str) -> None:
+    """1e30 used to become −2^62 after an int64 cast; now every value is clamped to the
+    sampler's count bounds first (1-Lipschitz, so the sensitivity is unchanged), and NaN or
+    infinities are refused before anything is drawn."""
+    spec = sampler(name, **({"n": 100} if name == "fixedpoint-geometric" else {}))
+    noise = PluginNoise(spec, 1.0, 1.0)
+    low, high = noise._sampler.count_bounds
+    noisy = noise.add_noise(np.array([1e30, -1e30, float(2**70)]))
+    assert noisy.dtype == np.int64
+    assert abs(int(noisy[0]) - high) <= 60 and abs(int(noisy[1]) - low) <= 60
+    huge = noise.add_noise(np.array([2**64 - 1], dtype=np.uint64))
+    assert abs(int(huge[0]) - high) <= 60
+    for bad in (np.array([np.nan]), np.array([np.inf]), np.array(["1"])):
+        with pytest.raises(dpplug.BadData):
+            noise.add_noise(bad)
 
 
 def test_discrete_laplace_std_includes_the_tails() -> None:
@@ -856,3 +866,30 @@ def test_pld_select_partitions_native_crashes_dpplug_works() -> None:
     report = engine.explain_computations_report()[0]
     assert "dpplug plugin optimal-partition-selection(" in report
     assert f"budget ε={spec.eps}, δ={spec.delta}" in report
+
+
+def test_spark_without_java_says_what_to_install(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PATH", "")
+    monkeypatch.delenv("JAVA_HOME", raising=False)
+    with pytest.raises(dpplug.NotSupported, match="Spark needs Java"):
+        local_context("no-java")
+
+
+def test_spark_launch_failures_are_retried_a_bounded_number_of_times(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A launch that keeps failing (what a busy machine does now and then) is tried `attempts`
+    times, then reported with its cause; the real launch is what the other Spark tests use."""
+    from dpplug.adapters import spark
+
+    tries = []
+
+    def gateway_exits(conf: Any) -> Any:
+        tries.append(conf)
+        raise RuntimeError("Java gateway process exited before sending its port number")
+
+    monkeypatch.setattr(pyspark, "SparkContext", gateway_exits)
+    monkeypatch.setattr(spark.time, "sleep", lambda seconds: None)
+    with pytest.raises(dpplug.NotSupported, match=r"after 3 attempts.*Java gateway"):
+        local_context("flaky", attempts=3)
+    assert len(tries) == 3

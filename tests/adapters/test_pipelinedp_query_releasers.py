@@ -24,7 +24,6 @@ pipeline_dp = pytest.importorskip("pipeline_dp")
 beam = pytest.importorskip("apache_beam")
 pyspark = pytest.importorskip("pyspark")
 
-import sys  # noqa: E402
 from collections.abc import Iterator  # noqa: E402
 
 from apache_beam.options.pipeline_options import PipelineOptions  # noqa: E402
@@ -33,6 +32,7 @@ from pipeline_dp.aggregate_params import MechanismType  # noqa: E402
 
 import dpplug  # noqa: E402
 from dpplug.adapters.pipelinedp import DPEngine, central_release  # noqa: E402
+from dpplug.adapters.spark import local_context  # noqa: E402
 from dpplug.discrete_noise import laplace_error  # noqa: E402
 
 #: 300 units with "a", 150 with "b" (each with two rows: one is kept), 100 with "c".
@@ -44,7 +44,11 @@ ROWS = (
 TRUTH = {"a": 300, "b": 150, "c": 100}
 DIMENSION = 16
 PROJECTION = {
-    "universe": "text:1", "n": 1000, "max_queries": 5, "sparsity": 2, "dimension": DIMENSION
+    "universe": "text:1",
+    "n": 1000,
+    "max_queries": 5,
+    "sparsity": 2,
+    "dimension": DIMENSION,
 }
 EPSILON, DELTA = 16.0, 0.25
 
@@ -73,9 +77,7 @@ def _check(projection: dpplug.SparseProjection, accountant: Any) -> None:
     assert projection.hash.shape == releaser.projection
     universe = releaser.universe
     assert universe is not None
-    exact = projection.hash.column_sums(
-        [universe.index(x) for x in TRUTH], list(TRUTH.values())
-    )
+    exact = projection.hash.column_sums([universe.index(x) for x in TRUTH], list(TRUTH.values()))
     bound = laplace_error(releaser.noise_parameter, mpq(1, 10**9) / DIMENSION)
     assert bound < 50
     assert np.abs(np.array(projection.sums) - np.array(exact)).max() <= bound
@@ -110,17 +112,7 @@ def test_projection_on_beam(mode: str, tmp_path: Path) -> None:
 
 @pytest.fixture(scope="module")
 def spark_context() -> Iterator[Any]:
-    conf = (
-        pyspark.SparkConf()
-        .setMaster("local[2]")
-        .setAppName("dpplug-query-releaser-tests")
-        .set("spark.ui.enabled", "false")
-        .set("spark.ui.showConsoleProgress", "false")
-        .set("spark.pyspark.python", sys.executable)
-        .set("spark.pyspark.driver.python", sys.executable)
-    )
-    context = pyspark.SparkContext(conf=conf)
-    context.setLogLevel("ERROR")
+    context = local_context("dpplug-query-releaser-tests")
     yield context
     context.stop()
 
@@ -153,7 +145,8 @@ def test_interactive_releasers_and_alpha_targets_are_refused_when_the_pipeline_i
     with pytest.raises(dpplug.NotSupported, match="runs where the data is"):
         engine.release(ROWS, session, extractors)
     target = central_release(
-        "sparse-projection", **{k: v for k, v in PROJECTION.items() if k != "dimension"},
+        "sparse-projection",
+        **{k: v for k, v in PROJECTION.items() if k != "dimension"},
         alpha=0.9,
     )
     with pytest.raises(dpplug.BadParameter, match="give sparse-projection its dimension"):

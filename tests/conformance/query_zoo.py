@@ -1,5 +1,6 @@
 """Known-broken query releasers, each registered as a plugin the way a third party would, and
-each required to fail a named conformance contract (see test_query_releasers.py)."""
+each required to fail a named conformance contract with a named diagnosis (see
+test_query_releasers.py)."""
 
 from __future__ import annotations
 
@@ -111,6 +112,24 @@ class FirstLabelSessions(IndependentLaplace):
         return _FirstLabelSession(self.declaration(), counts, self.noise_scale, source)
 
 
+class _RoundingSession(IndependentSession):
+    def query(self, query: object) -> SparseQuery:
+        parsed = super().query(query)
+        if isinstance(query, dict):  # replaces the caller's query by its canonical form
+            query.clear()
+            query.update(parsed.as_dict())
+        return parsed
+
+
+class RoundsCallersQueries(IndependentLaplace):
+    """Rewrites the caller's query in place: rounded onto the grid, labels in canonical order."""
+
+    name = "zoo-rounds-callers-queries"
+
+    def _start(self, counts: LabelCounts, source: RandomSource) -> _RoundingSession:
+        return _RoundingSession(self.declaration(), counts, self.noise_scale, source)
+
+
 class _ExactUpdateSession(SparseMultiplicativeWeightsSession):
     def _answer(self, query: SparseQuery) -> int:
         answer = super()._answer(query)
@@ -128,15 +147,16 @@ class ExactUpdates(SparseMultiplicativeWeights):
         return _ExactUpdateSession(self.declaration(), self.design, counts, source)
 
 
-#: Each broken releaser and the contract that must catch it.
-ZOO: dict[type, str] = {
-    LeakyIndependent: "audit",
-    OverclaimingProjection: "accuracy",
-    TalkativeSessions: "hygiene",
-    EndlessSessions: "hygiene",
-    EagerSessions: "bad-input",
-    FirstLabelSessions: "hygiene",
-    ExactUpdates: "audit",
+#: Each broken releaser → (the contract that must catch it, what its diagnosis must say).
+ZOO: dict[type, tuple[str, str]] = {
+    LeakyIndependent: ("audit", "more than the declared ε"),
+    OverclaimingProjection: ("accuracy", "too many for β = 1/20"),
+    TalkativeSessions: ("hygiene", "public attributes depend on the data: {'rows'"),
+    EndlessSessions: ("hygiene", "a session answered a query past the k-th"),
+    EagerSessions: ("bad-input", "only after drawing randomness"),
+    FirstLabelSessions: ("hygiene", "the answers depend on the order of a query's labels"),
+    ExactUpdates: ("audit", "more than the declared ε"),
+    RoundsCallersQueries: ("hygiene", "changed the caller's data"),
 }
 
 

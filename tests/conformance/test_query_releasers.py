@@ -34,18 +34,28 @@ def test_every_zoo_releaser_registers() -> None:
 
 
 @pytest.mark.parametrize(
-    ("broken", "contract"), list(query_zoo.ZOO.items()), ids=lambda v: getattr(v, "name", v)
+    ("broken", "contract", "diagnosis"),
+    [(cls, contract, diagnosis) for cls, (contract, diagnosis) in query_zoo.ZOO.items()],
+    ids=[cls.name for cls in query_zoo.ZOO],
 )
-def test_broken_releaser_fails_its_contract(broken: type, contract: str) -> None:
+def test_broken_releaser_fails_its_contract_for_the_right_reason(
+    broken: type, contract: str, diagnosis: str
+) -> None:
     assert contract in CONTRACTS
     result = run_contract(ZOO_REGISTRY.get(broken.name), contract, FAST)
     assert result.outcome is Outcome.FAILED, result.detail
+    assert diagnosis in result.detail
 
 
 def test_the_workload_is_fixed_sparse_and_on_the_grid() -> None:
     releaser = dpplug.create(
-        "independent-laplace", universe="range:0:99", n=10, epsilon=1, max_queries=7,
-        sparsity=3, grid=8,
+        "independent-laplace",
+        universe="range:0:99",
+        n=10,
+        epsilon=1,
+        max_queries=7,
+        sparsity=3,
+        grid=8,
     )
     queries = workload_queries(releaser, 5)
     assert queries == workload_queries(releaser, 5) != workload_queries(releaser, 6)

@@ -24,12 +24,17 @@ def test_every_zoo_plugin_registers() -> None:
 
 
 @pytest.mark.parametrize(
-    ("broken", "contract"), list(zoo.ZOO.items()), ids=lambda v: getattr(v, "name", v)
+    ("broken", "contract", "diagnosis"),
+    [(cls, contract, diagnosis) for cls, (contract, diagnosis) in zoo.ZOO.items()],
+    ids=[cls.name for cls in zoo.ZOO],
 )
-def test_broken_mechanism_fails_its_contract(broken: type, contract: str) -> None:
+def test_broken_mechanism_fails_its_contract_for_the_right_reason(
+    broken: type, contract: str, diagnosis: str
+) -> None:
     assert contract in CONTRACTS
     result = run_contract(ZOO_REGISTRY.get(broken.name), contract, DEFAULT)
     assert result.outcome is Outcome.FAILED, result.detail
+    assert diagnosis in result.detail
 
 
 #: Contracts a built-in plugin skips, with the reason its skip must give: releasers whose

@@ -4,6 +4,7 @@ required to fail a named conformance contract (see test_zoo.py)."""
 from __future__ import annotations
 
 import bisect
+import dataclasses
 import math
 from fractions import Fraction
 from itertools import accumulate
@@ -20,10 +21,17 @@ from dpplug.kinds import TrueCounts
 from dpplug.plugins.histograms import BasicHistogramReleaser, StabilityHistogramReleaser
 from dpplug.plugins.histograms.sampler_choice import REPLACE_ONE
 from dpplug.plugins.partition import OptimalPartitionSelection
+from dpplug.plugins.partition.budget import Budget
 from dpplug.plugins.partition.keep_table import KeepTable
-from dpplug.plugins.samplers import DiscreteLaplace, FastSample, GeoSample, TruncatedGeometric
+from dpplug.plugins.samplers import (
+    DiscreteLaplace,
+    FastSample,
+    FixedPointGeometric,
+    GeoSample,
+    TruncatedGeometric,
+)
 from dpplug.pmf import Pmf
-from dpplug.randomness import RandomSource
+from dpplug.randomness import RandomSource, SeededSource
 
 
 class FloatLaplace(DiscreteLaplace):
@@ -238,23 +246,141 @@ class PerCountGuarantee(BasicHistogramReleaser):
         return dpplug.Guarantee(per_count.exp_epsilon, per_count.delta, REPLACE_ONE)
 
 
-#: Each broken plugin and the contract that must catch it.
-ZOO: dict[type[dpplug.Mechanism], str] = {
-    FloatLaplace: "hygiene",
-    RenormalisedGeometric: "exact-privacy",
-    CappedFastSample: "exact-privacy",
-    OffByOneThreshold: "exact-privacy",
-    WrongRelation: "exact-privacy",
-    WiderLaw: "sampling-law",
-    DrawsBeforeValidating: "bad-input",
-    FakeStrictTime: "hygiene",
-    GlobalRandomness: "hygiene",
-    OverclaimedAccuracy: "accuracy",
-    KeepsTooEarly: "exact-privacy",
-    ReleasesAbsentPartitions: "exact-privacy",
-    DataDependentOrder: "hygiene",
-    ThresholdsEveryLabel: "hygiene",
-    PerCountGuarantee: "exact-privacy",
+# Flaws that only show in what a plugin does, outside the view of its own declared cases.
+
+
+class SelectsOneUnitAhead(OptimalPartitionSelection):
+    """Declares π(n) but its select() decides partitions as if they had one more unit."""
+
+    name = "zoo-selects-one-unit-ahead"
+
+    def _shifted(self, units: Any) -> Any:
+        return np.where(units > 0, super()._shifted(units + 1), 0)
+
+    def _keep_probability(self, units: int) -> Any:
+        return self.table.probability(int(super()._shifted(units)))
+
+
+class CoreOnlyFastSample(FastSample):
+    """Declares FastSample's mixture but its vectorised path samples the core alone."""
+
+    name = "zoo-core-only-fastsample"
+
+    def _sample(self, counts: npt.NDArray[np.int64], source: RandomSource) -> Any:
+        return np.array([self._core(int(c), source.uniform(self.core_d)) for c in counts])
+
+    def _core(self, count: int, u: int) -> int:
+        """The smallest z with F′(count, z) ≥ u: the core's inverse CDF."""
+        return next(z for z in range(self.n + 1) if z == self.n or self._core_cdf(count, z) >= u)
+
+
+class SplitsForAddRemoveOnly(OptimalPartitionSelection):
+    """With replace_one it declares bounded DP but splits its budget over ℓ₀ partitions, not
+    the 2ℓ₀ a replaced unit changes; its own cases never set replace_one."""
+
+    name = "zoo-splits-for-add-remove-only"
+    conformance_cases = tuple(
+        case for case in OptimalPartitionSelection.conformance_cases if "replace_one" not in case
+    )
+
+    def __init__(self, **params: object) -> None:
+        super().__init__(**params)
+        declared = Budget.from_params(self.params).neighbouring
+        honest = Budget.from_params({**self.params, "replace_one": False})
+        self.budget = dataclasses.replace(honest, neighbouring=declared)
+
+
+class IgnoresContributionBound(OptimalPartitionSelection):
+    """Accepts max_partitions_contributed, then calibrates and declares for ℓ₀ = 1 anyway."""
+
+    name = "zoo-ignores-contribution-bound"
+
+    def __init__(self, **params: object) -> None:
+        super().__init__(**params)
+        self.budget = Budget.from_params({**self.params, "max_partitions_contributed": 1})
+        self.table = KeepTable.build(self.budget.exp_epsilon, self.budget.delta)
+        self.achieved_delta = self.table.achieved_delta(self.budget.exp_epsilon)
+
+
+class ReversesCallersRows(BasicHistogramReleaser):
+    """Reverses the caller's list of rows in place while counting them."""
+
+    name = "zoo-reverses-callers-rows"
+
+    def release(self, data: object, source: RandomSource | None = None) -> Any:
+        if isinstance(data, list):
+            data.reverse()
+        return super().release(data, source)
+
+
+class NoiseInInsertionOrder(BasicHistogramReleaser):
+    """Draws the bins' noise in the order the caller listed the labels: the law of each bin
+    is right, but which draw a bin gets depends on how the caller built the data."""
+
+    name = "zoo-noise-in-insertion-order"
+
+    def release(self, data: object, source: RandomSource | None = None) -> Any:
+        self._order = [self.universe.index(label) for label in dict.fromkeys(data)]  # type: ignore[call-overload]
+        return super().release(data, source)
+
+    def _release(self, counts: TrueCounts, source: RandomSource) -> Any:
+        dense = np.zeros(self.universe.size, dtype=np.int64)
+        dense[list(counts.indices)] = counts.counts
+        order = list(dict.fromkeys([*self._order, *range(self.universe.size)]))
+        noisy = np.empty_like(dense)
+        noisy[order] = self.sampler.sample(dense[order], source)
+        release = super()._release(counts, SeededSource(0))
+        return dataclasses.replace(release, counts=noisy)
+
+
+class LocalGenerator(GeoSample):
+    """Draws one byte from the RandomSource and seeds its own numpy generator with it."""
+
+    name = "zoo-local-generator"
+
+    def _sample(self, counts: npt.NDArray[np.int64], source: RandomSource) -> Any:
+        own = np.random.default_rng(source.bits(8))
+        return np.array([self._output(int(c), int(own.integers(1, self.d + 1))) for c in counts])
+
+
+class OverclaimsRareTails(FixedPointGeometric):
+    """Exact where β is common; at β below 1/100 it declares an error bound 2 below the truth,
+    on a case too large for the exact worst tail, so only a test with power at small β sees."""
+
+    name = "zoo-overclaims-rare-tails"
+    conformance_cases = ({"n": 1000, "epsilon": mpq(1, 2)},)
+
+    def _accuracy(self, beta: Any) -> dpplug.Accuracy:
+        real = super()._accuracy(beta).per_query
+        bound = dpplug.ErrorBound(real.a - 2 if beta < mpq(1, 100) else real.a, beta)
+        return dpplug.Accuracy(bound, bound)
+
+
+#: Each broken plugin, the contract that must catch it, and words its diagnosis must contain.
+ZOO: dict[type[dpplug.Mechanism], tuple[str, str]] = {
+    SelectsOneUnitAhead: ("exact-privacy", "it does not do what it declares: select()"),
+    CoreOnlyFastSample: ("exact-privacy", "it does not do what it declares: sample()"),
+    SplitsForAddRemoveOnly: ("exact-privacy", "below the composition of 2"),
+    IgnoresContributionBound: ("exact-privacy", "max_partitions_contributed=2"),
+    ReversesCallersRows: ("hygiene", "changed the caller's data"),
+    NoiseInInsertionOrder: ("hygiene", "another insertion order"),
+    LocalGenerator: ("hygiene", "comes from somewhere other than the RandomSource"),
+    OverclaimsRareTails: ("accuracy", "too many for β = 1/1000"),
+    FloatLaplace: ("hygiene", "not integers"),
+    RenormalisedGeometric: ("exact-privacy", "it does not do what it declares: F(0"),
+    CappedFastSample: ("exact-privacy", "likelihood ratio 891/175"),
+    OffByOneThreshold: ("exact-privacy", "hockey-stick divergence"),
+    WrongRelation: ("exact-privacy", "for counts 0 and 2 exceeds"),
+    WiderLaw: ("sampling-law", "do not follow the declared law"),
+    DrawsBeforeValidating: ("bad-input", "only after drawing randomness"),
+    FakeStrictTime: ("hygiene", "claims strict running time"),
+    GlobalRandomness: ("hygiene", "randomness comes from somewhere other than the RandomSource"),
+    OverclaimedAccuracy: ("accuracy", "> β = 1/20 (exact)"),
+    KeepsTooEarly: ("exact-privacy", "exceeds the per-partition δ"),
+    ReleasesAbsentPartitions: ("exact-privacy", "a partition of 0 units is kept"),
+    DataDependentOrder: ("hygiene", "not in canonical (index) order"),
+    ThresholdsEveryLabel: ("hygiene", "whose true counts are 0"),
+    PerCountGuarantee: ("exact-privacy", "likelihood ratio"),
 }
 
 

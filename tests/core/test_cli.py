@@ -41,7 +41,7 @@ def test_list_table_groups_by_kind_and_fits_80_columns(
     for kind in ("sampler", "partition-selector", "histogram-releaser"):
         assert any(line.strip() == kind for line in lines)
     (row,) = [line for line in lines if line.strip().startswith("truncated-geometric-thresholding")]
-    assert "ε, δ; add-remove" in row and "built-in" in row
+    assert "ε, δ; add-remove" in row
 
 
 def test_describe_shows_parameters_guarantee_and_reference(
@@ -191,3 +191,26 @@ def test_console_script_has_no_traceback() -> None:
     )
     assert done.returncode == 2 and "Traceback" not in done.stderr
     assert done.stderr.strip().startswith("dpplug: error: n=0 is invalid")
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (("sample", "geosample", "--count", "9" * 30, "--param", "n=10", "--param", "epsilon=1"),
+         "--count for geosample must be in [0, 10]"),
+        (("sample", "geosample", "--count", "3", "--size", "9" * 12, "--param", "n=10",
+          "--param", "epsilon=1"), "--size must be in [1, 10000000]"),
+        (("sample", "geosample", "--count", "3", "--param", "n=" + "9" * 5000, "--param",
+          "epsilon=1"), "too long to read"),
+        (("sample", "geosample", "--count", "3", "--param", "n=10", "--param", "epsilon=1",
+          "--seed", "-1"), "non-negative integer seed"),
+        (("conform", "geosample", "--fast", "--report", "/proc/no/such/dir"),
+         "cannot write the report"),
+    ],
+)
+def test_hostile_arguments_exit_2_with_one_line(
+    capsys: pytest.CaptureFixture[str], argv: tuple[str, ...], message: str
+) -> None:
+    status, _, err = run(capsys, *argv)
+    assert status == 2, err
+    assert err.count("\n") == 1 and err.startswith("dpplug: error:") and message in err

@@ -40,10 +40,13 @@ def frac(value: object) -> Fraction:
     return Fraction(int(q.numerator), int(q.denominator))
 
 
-@pytest.mark.parametrize(("e0", "steps", "delta"), [(Fraction(1, 100), 200, Fraction(1, 10**6)),
-                                                    (Fraction(3, 7), 5, Fraction(1, 3))])
-def test_advanced_epsilon_bounds_the_theorem_from_above(e0: Fraction, steps: int,
-                                                        delta: Fraction) -> None:
+@pytest.mark.parametrize(
+    ("e0", "steps", "delta"),
+    [(Fraction(1, 100), 200, Fraction(1, 10**6)), (Fraction(3, 7), 5, Fraction(1, 3))],
+)
+def test_advanced_epsilon_bounds_the_theorem_from_above(
+    e0: Fraction, steps: int, delta: Fraction
+) -> None:
     bound = advanced_epsilon(mpq(e0), steps, mpq(delta))
     exact = drv(e0, steps, delta)
     with mpmath.workdps(80):
@@ -53,7 +56,10 @@ def test_advanced_epsilon_bounds_the_theorem_from_above(e0: Fraction, steps: int
 def test_pure_budget_is_basic_composition_exactly() -> None:
     budget = step_budget(mpq(3, 2), 0, 6)
     assert (budget.rule, budget.epsilon0, budget.epsilon, budget.delta) == (
-        "basic", mpq(1, 4), mpq(3, 2), 0
+        "basic",
+        mpq(1, 4),
+        mpq(3, 2),
+        0,
     )
     assert budget.exp_epsilon >= mpq(math.e) ** mpq(3, 2) - mpq(1, 10**12)  # e^1.5, rounded up
     with mpmath.workdps(40):

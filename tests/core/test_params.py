@@ -12,7 +12,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import dpplug
-from dpplug.params import Param, Schema, unit_fraction
+from dpplug.errors import BadParameter
+from dpplug.params import Param, Schema, epsilon_param, parse_value, unit_fraction
 
 EPSILON = Param("epsilon", "rational", "ε.", low=0, low_open=True, high=64, example="0.5")
 N = Param("n", "integer", "n.", low=1, high=100)
@@ -80,3 +81,31 @@ def test_any_input_either_validates_exactly_or_raises_bad_parameter(value: objec
     except dpplug.BadParameter:
         return
     assert 0 < exact <= 64
+
+
+def test_values_read_from_text_are_shown_as_typed() -> None:
+    with pytest.raises(BadParameter, match=r"epsilon=-0\.5 is invalid"):
+        Schema((epsilon_param("ε."),)).validate({"epsilon": parse_value("-0.5")})
+
+
+def test_a_parameter_of_thousands_of_digits_is_a_bad_parameter_not_a_crash() -> None:
+    with pytest.raises(BadParameter, match="too long to read"):
+        parse_value("9" * 5000)
+    with pytest.raises(BadParameter, match="an integer of 16610 bits"):
+        Schema((epsilon_param("ε."),)).validate({"epsilon": -(10**5000)})
+    with pytest.raises(BadParameter, match=r"\(1002 characters\)"):
+        Schema((epsilon_param("ε."),)).validate({"epsilon": -(10**1000)})
+
+
+@pytest.mark.parametrize("value", [np.longdouble("0.5"), np.float16(0.5), np.float32(0.5)])
+def test_numpy_floats_of_every_width_are_exact(value: object) -> None:
+    (epsilon,) = Schema((epsilon_param("ε."),)).validate({"epsilon": value}).values()
+    assert epsilon == Fraction(1, 2)
+
+
+def test_a_wrong_registry_argument_is_a_bad_parameter() -> None:
+    cls = dpplug.registry().get("geosample").cls
+    with pytest.raises(BadParameter, match="registry must be a dpplug Registry"):
+        cls(registry="mine", n=10, epsilon=1)
+    with pytest.raises(BadParameter, match="that registry's create"):
+        dpplug.create("geosample", n=10, epsilon=1, registry=dpplug.Registry())

@@ -141,7 +141,7 @@ def test_unknown_hook_is_quarantined() -> None:
     assert "register_sampler" in broken.error
 
 
-def test_duplicate_name_names_both_sources_and_the_first_keeps_it() -> None:
+def test_a_built_in_keeps_its_name_and_the_later_plugin_is_quarantined() -> None:
     clash = type("Clash", (RandomizedResponse,), {"name": "geosample"})
     registry = Registry.load([_registers(clash)], entry_points=False)
     (broken,) = registry.broken
@@ -149,6 +149,23 @@ def test_duplicate_name_names_both_sources_and_the_first_keeps_it() -> None:
     assert "dpplug 0.1.0" in broken.error and "(runtime)" in broken.error
     assert broken.error.startswith("DuplicateMechanismName")
     assert registry.get("geosample").source.distribution == "dpplug"
+
+
+def test_two_third_parties_claiming_one_name_are_both_quarantined() -> None:
+    """Which one installed first is an accident, so neither keeps the name; each error names
+    both packages, and the first one's other mechanisms leave with it."""
+    other = type("Other", (RandomizedResponse,), {"name": "other-mechanism"})
+    first = _plugin(
+        "first", register_samplers=lambda register: [register(RandomizedResponse), register(other)]
+    )
+    second = _plugin("second", register_samplers=lambda register: register(RandomizedResponse))
+    registry = Registry.load([first, second], entry_points=False)
+    assert "randomized-response" not in registry and "other-mechanism" not in registry
+    assert {b.source.plugin for b in registry.broken} == {"first", "second"}
+    for broken in registry.broken:
+        assert "first" in broken.error and "second" in broken.error
+    with pytest.raises(dpplug.PluginFault, match="broken plugin"):
+        registry.get("randomized-response")
 
 
 def test_same_name_twice_in_one_plugin_is_quarantined() -> None:
@@ -282,3 +299,45 @@ def test_mechanisms_resolve_others_in_the_registry_that_created_them() -> None:
     assert releaser.sampler.name == "randomized-response"
     with pytest.raises(dpplug.UnknownMechanism):
         dpplug.create("basic-histogram", universe="range:0:1", n=1, sampler="randomized-response")
+
+
+def test_a_plugin_raising_system_exit_in_its_hook_is_quarantined() -> None:
+    """Any BaseException but KeyboardInterrupt from a plugin is its fault, not the process's."""
+
+    def exits(register):  # type: ignore[no-untyped-def]
+        raise SystemExit(3)
+
+    registry = Registry.load([_plugin("exits_in_hook", register_samplers=exits)], False)
+    assert any("SystemExit" in b.error for b in registry.broken)
+    assert BUILTIN_SAMPLERS <= {e.name for e in registry}
+
+
+def test_a_plugin_raising_system_exit_at_import_is_quarantined(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _install_distribution(
+        tmp_path,
+        "dpplug_exits",
+        "[dpplug]\nexits = dpplug_exits_plugin\n",
+        {"dpplug_exits_plugin": "raise SystemExit('bye')\n"},
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    registry = Registry.load()
+    (broken,) = [b for b in registry.broken if b.source.plugin == "exits"]
+    assert broken.error == "SystemExit: bye"
+    assert BUILTIN_SAMPLERS <= {e.name for e in registry}
+
+
+def test_a_plugin_whose_guarantee_raises_does_not_crash_the_listing() -> None:
+    class BadGuarantee(RandomizedResponse):
+        name = "bad-guarantee"
+
+        @property
+        def guarantee(self) -> dpplug.Guarantee:
+            raise RuntimeError("no guarantee today")
+
+    from dpplug.cli import _listing
+
+    registry = Registry.load([_registers(BadGuarantee)], entry_points=False)
+    (row,) = [r for r in _listing(registry) if r["name"] == "bad-guarantee"]
+    assert row["status"] == "broken" and "RuntimeError: no guarantee today" in row["error"]

@@ -15,6 +15,7 @@ import pytest
 
 import dpplug
 from dpplug.universe import (
+    MAX_UNIVERSE_SIZE,
     ByteStrings,
     IntegerRange,
     Labels,
@@ -283,7 +284,7 @@ def test_bad_spec_values_keep_their_message() -> None:
         parse_universe('labels:["a", "a"]')
     with pytest.raises(dpplug.BadParameter, match="low ≤ high"):
         parse_universe("range:5:1")
-    with pytest.raises(dpplug.BadParameter, match="max_length"):
+    with pytest.raises(dpplug.BadParameter, match="needs an integer L ≥ 0"):
         parse_universe("bytes:-1")
 
 
@@ -300,3 +301,28 @@ def test_bad_spec_values_keep_their_message() -> None:
 def test_bad_constructor_arguments(make: object) -> None:
     with pytest.raises(dpplug.BadParameter):
         make()  # type: ignore[operator]
+
+
+@pytest.mark.parametrize(
+    ("spec", "largest"),
+    [("bytes:1000000000", "bytes:127"), ("text:1000000000", "text:50"), ("bytes:128", "bytes:127")],
+)
+def test_universes_beyond_2_to_the_1024_are_refused_at_once_naming_the_limit(
+    spec: str, largest: str
+) -> None:
+    with pytest.raises(dpplug.BadParameter, match=f"2\\^1024.*{largest}"):
+        parse_universe(spec)
+
+
+def test_the_largest_universes_work_at_their_edges() -> None:
+    for spec in ("bytes:127", "text:50"):
+        universe = parse_universe(spec)
+        assert universe.size <= MAX_UNIVERSE_SIZE
+        last = universe.label(universe.size - 1)
+        assert universe.index(last) == universe.size - 1
+
+
+@pytest.mark.parametrize("spec", [f"range:0:{2**1025}", f"range:-{2**1025}:0"])
+def test_ranges_beyond_2_to_the_1024_are_refused(spec: str) -> None:
+    with pytest.raises(dpplug.BadParameter, match="2\\^1024"):
+        parse_universe(spec)

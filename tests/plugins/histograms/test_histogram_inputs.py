@@ -212,3 +212,17 @@ def test_pure_sparse_cannot_promise_a_beta_below_its_mixing_failure() -> None:
     with pytest.raises(dpplug.BadParameter, match="2β₂"):
         releaser.accuracy(Fraction(1, 60))
     assert releaser.accuracy(Fraction(1, 30)).per_query.beta == Fraction(1, 30)
+
+
+@pytest.mark.parametrize(
+    ("params", "message"),
+    [
+        ({"n": 10**7, "epsilon": 1}, "give basic-histogram n ≤ 1000000"),
+        ({"n": 10, "epsilon": 1e-9}, "give basic-histogram epsilon ≥ 1/524288"),
+    ],
+)
+def test_a_releaser_names_its_own_parameter_when_its_sampler_cannot_take_it(
+    params: dict[str, object], message: str
+) -> None:
+    with pytest.raises(dpplug.BadParameter, match=message):
+        dpplug.create("basic-histogram", universe="range:0:9", sampler="geosample", **params)

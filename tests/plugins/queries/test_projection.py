@@ -70,9 +70,10 @@ def test_alpha_picks_the_smallest_power_of_two_dimension_meeting_it() -> None:
     assert dimension & (dimension - 1) == 0
     target = Fraction(1, 2) * 1000 * 16
     assert releaser.accuracy(releaser.beta).simultaneous.a <= target
-    assert create(dimension=dimension // 2, noise="gaussian").accuracy(
-        releaser.beta
-    ).simultaneous.a > target
+    assert (
+        create(dimension=dimension // 2, noise="gaussian").accuracy(releaser.beta).simultaneous.a
+        > target
+    )
 
 
 def test_an_unreachable_alpha_is_refused_with_the_memory_it_would_need() -> None:
@@ -159,6 +160,7 @@ def test_released_sums_are_the_column_sums_plus_noise_of_the_declared_scale() ->
     exact = release.hash.column_sums([universe.index(x) for x in counts], list(counts.values()))
     noise = np.array(release.sums) - np.array(exact)
     assert np.abs(noise).max() <= 40 * releaser.noise_parameter  # Laplace tails, not offsets
-    assert abs(np.mean(np.abs(noise)) - float(releaser.noise_parameter)) < 0.35 * float(
-        releaser.noise_parameter
-    ) + 1
+    assert (
+        abs(np.mean(np.abs(noise)) - float(releaser.noise_parameter))
+        < 0.35 * float(releaser.noise_parameter) + 1
+    )

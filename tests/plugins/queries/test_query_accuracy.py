@@ -55,8 +55,13 @@ def random_queries(seed: int, pool: list[bytes]) -> list[dict[bytes, Fraction]]:
     return queries
 
 
-def failures(releaser: QueryReleaser, data: dict[bytes, int], queries: list[Any], seed: int,
-             declared: QueryReleaser | None = None) -> int:
+def failures(
+    releaser: QueryReleaser,
+    data: dict[bytes, int],
+    queries: list[Any],
+    seed: int,
+    declared: QueryReleaser | None = None,
+) -> int:
     """Releases (of RELEASES) whose largest error exceeds the declared simultaneous a (of
     *declared*, the releaser itself unless a broken one borrows another's declaration)."""
     n, grid = releaser.n, releaser.workload.grid
@@ -129,14 +134,25 @@ CASES: dict[str, tuple[type[QueryReleaser], type[QueryReleaser], dict[str, Any]]
     "sparse-projection-laplace": (
         SparseProjectionReleaser,
         LoudProjection,
-        {"universe": "bytes:16", "n": 10**4, "epsilon": 1, "delta": mpq(1, 10**6),
-         "dimension": 4096},
+        {
+            "universe": "bytes:16",
+            "n": 10**4,
+            "epsilon": 1,
+            "delta": mpq(1, 10**6),
+            "dimension": 4096,
+        },
     ),
     "sparse-projection-gaussian": (
         SparseProjectionReleaser,
         LoudProjection,
-        {"universe": "bytes:16", "n": 10**4, "epsilon": 1, "delta": mpq(1, 10**6),
-         "dimension": 4096, "noise": "gaussian"},
+        {
+            "universe": "bytes:16",
+            "n": 10**4,
+            "epsilon": 1,
+            "delta": mpq(1, 10**6),
+            "dimension": 4096,
+            "noise": "gaussian",
+        },
     ),
 }
 
@@ -165,4 +181,3 @@ def test_the_test_data_is_zipf_over_byte_strings() -> None:
         "independent-laplace", n=10**4, epsilon=1, max_queries=K, sparsity=M
     ).start(data, SeededSource(5))
     assert len(release.answers(random_queries(2, pool)[:5])) == 5
-

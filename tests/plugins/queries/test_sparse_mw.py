@@ -66,9 +66,7 @@ def test_the_potential_argument_holds_on_adversarial_update_sequences(
     counts = zipf_counts(40, n, seed)
     truth = {x: c / n for x, c in counts.items()}
     labels = [f"x{i}" for i in range(60)]  # 20 of them never in the data
-    pool = [
-        {x: rng.choice([0.25, 0.5, 1.0]) for x in rng.sample(labels, m)} for _ in range(400)
-    ]
+    pool = [{x: rng.choice([0.25, 0.5, 1.0]) for x in rng.sample(labels, m)} for _ in range(400)]
     s = slots(m, mpq(alpha))
     structure = SparseWeights(s, alpha / 2)
     history: list[dict[str, float]] = []
@@ -122,7 +120,9 @@ def test_the_wrapper_constants() -> None:
     e0 = design.budget.epsilon0
     assert design.budget.steps == 2 * c
     assert (design.threshold_scale, design.query_scale, design.answer_scale) == (
-        2 * w / e0, 4 * w / e0, w / e0
+        2 * w / e0,
+        4 * w / e0,
+        w / e0,
     )
     c2 = (LOUD["epsilon"] / 2) / math.sqrt(8 * c * math.log(2 / float(LOUD["delta"])))
     assert float(e0) > c2  # at least the catalogue's ε₀
@@ -141,7 +141,11 @@ def test_the_wrapper_constants() -> None:
 def test_a_releaser_without_accuracy_to_offer_is_refused() -> None:
     with pytest.raises(BadParameter, match=r"no accuracy to offer.*raise n or ε"):
         dpplug.create(
-            "sparse-multiplicative-weights", n=1000, epsilon=1, delta=1e-6, max_queries=100,
+            "sparse-multiplicative-weights",
+            n=1000,
+            epsilon=1,
+            delta=1e-6,
+            max_queries=100,
             sparsity=10,
         )
 

@@ -64,6 +64,8 @@ def test_there_is_no_exact_pmf_and_accuracy_is_the_subgaussian_tail() -> None:
     with pytest.raises(NotSupported, match="irrational"):
         sampler.pmf(0)
     accuracy = sampler.accuracy(Fraction(1, 20))
-    assert accuracy.per_query.a == accuracy.simultaneous.a == gaussian_error(
-        sampler.sigma2, mpq(1, 20)
+    assert (
+        accuracy.per_query.a
+        == accuracy.simultaneous.a
+        == gaussian_error(sampler.sigma2, mpq(1, 20))
     )

@@ -1,0 +1,190 @@
+"""Each plugin checked in its own process, with a time limit, several at once.
+
+``dpplug conform`` checks every registered plugin in a fresh interpreter (the ``spawn`` start
+method) that loads the built-in mechanisms and only that plugin's distribution, so one plugin can
+neither see nor disturb another, a plugin that hangs is stopped at its time limit, and one that
+crashes its process is reported, not fatal. Results come back as each plugin finishes.
+
+Plugins run in the user's process and can patch anything there (``docs/trust.md``). What is cheap
+to detect is detected: before a third-party plugin loads, the worker fingerprints dpplug's own
+functions and classes (their identity and code) and the built-in mechanisms; a plugin whose
+loading changes any of them is reported as tampering and fails.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import multiprocessing
+import sys
+import time
+from collections import deque
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from multiprocessing.connection import Connection, wait
+from typing import Any
+
+from dpplug.conformance.results import PluginResult
+from dpplug.conformance.runner import run_plugin
+from dpplug.conformance.settings import Settings
+from dpplug.plugin_registry import BrokenPlugin, Entry, Registry
+
+#: How long a dead worker may take to be reaped after it was told to stop.
+_GRACE_SECONDS = 5
+
+
+@dataclass(frozen=True)
+class Target:
+    """One mechanism to check, and the distribution its worker loads beside the built-ins
+    (``None`` for a built-in)."""
+
+    name: str
+    kind: str
+    source: str
+    module: str
+    distribution: str | None
+
+    @classmethod
+    def of(cls, entry: Entry) -> Target:
+        distribution = entry.source.distribution
+        return cls(
+            entry.name,
+            entry.kind.name,
+            entry.source.describe(),
+            entry.module,
+            None if distribution == "dpplug" else distribution,
+        )
+
+    def failed(self, problem: str, seconds: float = 0.0) -> PluginResult:
+        return PluginResult(self.name, self.kind, self.source, (), self.module, seconds, problem)
+
+
+def broken_result(broken: BrokenPlugin) -> PluginResult:
+    """A quarantined plugin as a failed result: its names never got to the contracts."""
+    name = ", ".join(broken.names) or broken.source.plugin
+    return PluginResult(name, None, broken.source.describe(), (), problem=f"broken: {broken.error}")
+
+
+def fingerprint() -> dict[str, tuple[int, str]]:
+    """Identity and code digest of every function and class dpplug's loaded modules define, and
+    of every function in those classes: what a plugin that patches dpplug changes."""
+    prints: dict[str, tuple[int, str]] = {}
+    for module_name, module in list(sys.modules.items()):
+        if module is None or not (module_name == "dpplug" or module_name.startswith("dpplug.")):
+            continue
+        for attribute, value in list(vars(module).items()):
+            if getattr(value, "__module__", None) != module_name:
+                continue
+            key = f"{module_name}.{attribute}"
+            prints[key] = (id(value), _code_digest(value))
+            if isinstance(value, type):
+                for method, function in vars(value).items():
+                    prints[f"{key}.{method}"] = (id(function), _code_digest(function))
+    return prints
+
+
+def _code_digest(value: Any) -> str:
+    code = getattr(getattr(value, "__func__", value), "__code__", None)
+    if code is None:
+        return ""
+    return hashlib.sha256(code.co_code + repr(code.co_consts).encode()).hexdigest()
+
+
+def changes(before: dict[str, tuple[int, str]], after: dict[str, tuple[int, str]]) -> list[str]:
+    """What *after* changed of *before* (new names are allowed: lazy imports add modules)."""
+    return sorted(key for key, value in before.items() if after.get(key, value) != value)
+
+
+def _load(target: Target) -> tuple[Registry, str | None]:
+    """The registry a worker checks *target* in, and what loading its plugin changed."""
+    builtins = Registry.load(entry_points=False)
+    if target.distribution is None:
+        return builtins, None
+    before = fingerprint()
+    built_in = {entry.name: entry.cls for entry in builtins}
+    registry = Registry.load(
+        entry_points=lambda ep: ep.dist is not None and ep.dist.name == target.distribution
+    )
+    changed = changes(before, fingerprint())
+    changed += sorted(
+        name
+        for name, cls in built_in.items()
+        if name not in registry or registry.get(name).cls is not cls
+    )
+    if not changed:
+        return registry, None
+    shown = ", ".join(changed[:5]) + (f" and {len(changed) - 5} more" if len(changed) > 5 else "")
+    return registry, f"tampering: loading {target.distribution} changed {shown}"
+
+
+def _worker(target: Target, settings: Settings, connection: Connection) -> None:
+    start = time.perf_counter()
+    try:
+        registry, tampered = _load(target)
+        if tampered is not None:
+            connection.send(target.failed(tampered, time.perf_counter() - start))
+            return
+        connection.send(run_plugin(registry.get(target.name), settings))
+    except KeyboardInterrupt:
+        raise
+    except BaseException as exc:  # the plugin broke its worker: report it, do not hang
+        problem = f"crashed: {type(exc).__name__}: {exc}"
+        connection.send(target.failed(problem, time.perf_counter() - start))
+    finally:
+        connection.close()
+
+
+@dataclass
+class _Running:
+    target: Target
+    process: Any
+    connection: Connection
+    started: float
+
+
+def run_isolated(
+    targets: Iterable[Target],
+    settings: Settings,
+    jobs: int,
+    timeout: float,
+    on_result: Callable[[PluginResult], None],
+) -> list[PluginResult]:
+    """Check every target in its own process, *jobs* at a time, each stopped after *timeout*
+    seconds; *on_result* is told of each result as it arrives."""
+    context = multiprocessing.get_context("spawn")
+    waiting, running, results = deque(targets), list[_Running](), list[PluginResult]()
+
+    def finish(job: _Running, result: PluginResult) -> None:
+        running.remove(job)
+        job.connection.close()
+        job.process.join(_GRACE_SECONDS)
+        if job.process.is_alive():
+            job.process.kill()
+            job.process.join()
+        results.append(result)
+        on_result(result)
+
+    while waiting or running:
+        while waiting and len(running) < jobs:
+            target = waiting.popleft()
+            receive, send = context.Pipe(duplex=False)
+            process = context.Process(target=_worker, args=(target, settings, send), daemon=True)
+            process.start()
+            send.close()
+            running.append(_Running(target, process, receive, time.monotonic()))
+        deadline = min(job.started + timeout for job in running)
+        ready = wait([job.connection for job in running], max(0.0, deadline - time.monotonic()))
+        for job in [job for job in running if job.connection in ready]:
+            try:
+                result = job.connection.recv()
+            except (EOFError, OSError):
+                job.process.join(_GRACE_SECONDS)
+                code = job.process.exitcode
+                result = job.target.failed(
+                    f"crashed: its process exited with code {code}",
+                    time.monotonic() - job.started,
+                )
+            finish(job, result)
+        for job in [job for job in running if time.monotonic() >= job.started + timeout]:
+            job.process.terminate()
+            finish(job, job.target.failed(f"timed out after {timeout:g} s", timeout))
+    return results
