@@ -46,10 +46,13 @@ _EXPORTS = {
             "CountingQuerySampler",
             "HistogramReleaser",
             "PartitionSelector",
+            "QueryReleaser",
             "Selection",
         ),
         "dpplug.kinds",
     ),
+    **dict.fromkeys(("QueryAnswers", "QuerySession", "SparseQuery", "Workload"), "dpplug.queries"),
+    "SparseProjection": "dpplug.projections",
     "Mechanism": "dpplug.mechanism",
     **dict.fromkeys(("Param", "Schema"), "dpplug.params"),
     "Pmf": "dpplug.pmf",
@@ -101,10 +104,13 @@ if TYPE_CHECKING:
         CountingQuerySampler,
         HistogramReleaser,
         PartitionSelector,
+        QueryReleaser,
         Selection,
     )
     from dpplug.mechanism import Mechanism
     from dpplug.params import Param, Schema
     from dpplug.plugin_registry import Entry, Registry, create, registry
     from dpplug.pmf import Pmf
+    from dpplug.projections import SparseProjection
+    from dpplug.queries import QueryAnswers, QuerySession, SparseQuery, Workload
     from dpplug.randomness import RandomSource, SeededSource, SystemSource

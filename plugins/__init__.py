@@ -11,4 +11,5 @@ DEFAULT_PLUGINS = (
     "dpplug.plugins.partition",
     "dpplug.plugins.histograms",
     "dpplug.plugins.anonymized",
+    "dpplug.plugins.queries",
 )

@@ -14,6 +14,7 @@ from dpplug.conformance.probes.anonymized_histogram_releaser import AnonymizedPr
 from dpplug.conformance.probes.base import Probe, instances
 from dpplug.conformance.probes.histogram_releaser import ReleaserProbe
 from dpplug.conformance.probes.partition_selector import SelectorProbe
+from dpplug.conformance.probes.query_releaser import QueryReleaserProbe
 from dpplug.conformance.probes.sampler import SamplerProbe
 from dpplug.conformance.settings import Settings
 from dpplug.errors import NotSupported
@@ -24,6 +25,7 @@ PROBES: dict[str, type[Probe]] = {
     "partition-selector": SelectorProbe,
     "histogram-releaser": ReleaserProbe,
     "anonymized-histogram-releaser": AnonymizedProbe,
+    "query-releaser": QueryReleaserProbe,
 }
 
 

@@ -18,6 +18,7 @@ from dpplug.kinds.histogram_releaser import (
     TrueCounts,
 )
 from dpplug.kinds.partition_selector import PARTITION_SELECTOR, PartitionSelector, Selection
+from dpplug.kinds.query_releaser import QUERY_RELEASER, QueryReleaser
 from dpplug.kinds.sampler import SAMPLER, UNBOUNDED_COUNT, CountingQuerySampler
 
 KINDS: tuple[Kind, ...] = (
@@ -25,6 +26,7 @@ KINDS: tuple[Kind, ...] = (
     PARTITION_SELECTOR,
     HISTOGRAM_RELEASER,
     ANONYMIZED_HISTOGRAM_RELEASER,
+    QUERY_RELEASER,
 )
 
 __all__ = [
@@ -32,6 +34,7 @@ __all__ = [
     "HISTOGRAM_RELEASER",
     "KINDS",
     "PARTITION_SELECTOR",
+    "QUERY_RELEASER",
     "SAMPLER",
     "UNBOUNDED_COUNT",
     "AccuracyScope",
@@ -41,6 +44,7 @@ __all__ = [
     "Kind",
     "PartitionSelector",
     "Prevalences",
+    "QueryReleaser",
     "Selection",
     "TrueCounts",
 ]

@@ -233,7 +233,7 @@ class AnonymizedHistogramReleaserKind(Kind):
         total are plain values (``to_dict()``), and its estimators are post-processing."""
         return _releaser(mechanism).release(data, source)
 
-    def central_plan(self) -> CentralPlan:
+    def central_plan(self, cls: type[Mechanism]) -> CentralPlan:
         """Counts of counts folded in the engine ({count: 1} per label, merged by adding), and
         one release from the prevalences."""
         return CentralPlan(per_bin=_one_count, combine=_merge, empty={}, finish=_release)

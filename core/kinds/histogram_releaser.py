@@ -251,8 +251,9 @@ class HistogramReleaserKind(Kind):
         histogram = _releaser(mechanism).release(data, source)
         return histogram if isinstance(histogram, CompactHistogram) else histogram.to_dict()
 
-    def central_plan(self) -> CentralPlan:
-        """The nonempty bins gathered as (label, count) pairs and released once."""
+    def central_plan(self, cls: type[Mechanism]) -> CentralPlan:
+        """The nonempty bins gathered as (label, count) pairs and released once (the same plan
+        for every releaser)."""
         return CentralPlan(per_bin=_bin_pair, combine=_extend, empty=[], finish=_release)
 
 
