@@ -9,6 +9,7 @@ binomial test otherwise.
 from __future__ import annotations
 
 import bisect
+import random
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
@@ -46,6 +47,8 @@ Rat = Any  # gmpy2.mpq
 
 #: Counts checked for samplers without a count bound (noise addition on every integer).
 UNBOUNDED_COUNTS = (-3, 3)
+#: Counts besides the ends and the middle whose implementation is replayed in a larger case.
+REPLAYED_COUNTS = 4
 #: Cases with at most this n are sampled at every count.
 EVERY_COUNT = 8
 #: The most draws a sampled accuracy claim may take (the sampler is vectorised).
@@ -213,13 +216,22 @@ class SamplerProbe(Probe):
             parts.append(f"sample() replayed exactly at {replayed} counts")
         return PrivacyCheck(tuple(problems[:1]), "; ".join(parts))
 
-    def _exact_counts(self, settings: Settings) -> range:
+    def _exact_counts(self, settings: Settings) -> list[int]:
+        """The counts whose implementation is replayed: every count of a tiny case; else both
+        ends, their neighbours, the middle and :data:`REPLAYED_COUNTS` seeded others (a flaw
+        that shows at a few counts only is at an end or where the code branches on the count,
+        which the exact privacy check sees through the pmf)."""
         n = self.sampler.n
         if n is None:
-            return range(UNBOUNDED_COUNTS[0], UNBOUNDED_COUNTS[1] + 1)
+            return list(range(UNBOUNDED_COUNTS[0], UNBOUNDED_COUNTS[1] + 1))
         if n > settings.max_exact_n:
             raise NotSupported(f"n > {settings.max_exact_n} is too large to enumerate")
-        return range(n + 1)
+        if n <= EVERY_COUNT:
+            return list(range(n + 1))
+        ends = {0, 1, 2, n // 2, n - 2, n - 1, n}
+        others = [c for c in range(n + 1) if c not in ends]
+        chosen = random.Random(settings.seed).sample(others, min(REPLAYED_COUNTS, len(others)))
+        return sorted(ends | set(chosen))
 
     def exact_privacy(self, settings: Settings) -> PrivacyCheck:
         sampler = self.sampler
