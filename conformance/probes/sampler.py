@@ -190,7 +190,11 @@ class SamplerProbe(Probe):
             if sampler.d is not None:
                 problems += _cdf_problems(sampler, count, declared, settings.seed)
             try:
-                law = implementation_law(partial(_sample_one, sampler, count), seed=settings.seed)
+                law = implementation_law(
+                    partial(_sample_one, sampler, count),
+                    seed=settings.seed,
+                    splits=partial(_cdf_steps, sampler, count),
+                )
             except NotSupported:
                 continue
             except ImplementationMismatch as exc:
@@ -330,6 +334,15 @@ RANDOM_U = 2000
 
 def _sample_one(sampler: CountingQuerySampler, count: int, source: RandomSource) -> int:
     return int(sampler.sample(np.array([count], dtype=np.int64), source)[0])
+
+
+def _cdf_steps(sampler: CountingQuerySampler, count: int, draw: tuple[str, int]) -> list[int]:
+    """Where the output of ``sample`` should change as its uniform draw on [1, d] grows: the
+    scaled CDF's values (an inverse-CDF sampler's steps); nothing for other draws."""
+    if sampler.d is None or draw != ("uniform", sampler.d):
+        return []
+    low, high = sampler.count_bounds
+    return [sampler.scaled_cdf(z, count) for z in range(low, high + 1)]
 
 
 def _cdf_problems(sampler: CountingQuerySampler, count: int, declared: Pmf, seed: int) -> list[str]:
