@@ -18,6 +18,11 @@ guarantee becomes a privacy map. There is one route per form of data (:data:`ROU
   :class:`~dpplug.kind.LabelDistance`, which translates the mechanism's own neighbouring relation
   (``docs/kinds.md`` gives each kind's translation).
 
+An interactive mechanism (``Kind.interactive``: a query releaser's session) takes the same input
+forms through :data:`SESSION_ROUTES`; its release is an OpenDP Queryable built with
+``new_queryable``, whose queries go to the session, so it works inside OpenDP's compositors and
+odometers, which account for its privacy map like any measurement's.
+
 Maps are the kind's rigorous upper bounds on (ε, δ), rounded up to floats, computed in time
 logarithmic in the distance. Measures: ``max_divergence()`` for pure guarantees,
 ``approximate(max_divergence())`` otherwise.
@@ -47,11 +52,13 @@ import json
 import numbers
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 import gmpy2
 import opendp.prelude as dp
 from gmpy2 import mpfr
+from opendp.core import new_queryable
 from opendp.mod import OpenDPException, _PartialConstructor
 
 from dpplug.errors import BadData, BadParameter, NotSupported
@@ -181,8 +188,11 @@ def _label_form(domain: Any, metric: Any, what: str) -> InputForm:
     )
 
 
-def _labels_route(mechanism: Mechanism, domain: Any, metric: Any) -> tuple[Any, InputForm]:
-    """Label counts (or a vector of labels) in, the kind's release of them out."""
+def _labels_route(
+    mechanism: Mechanism, domain: Any, metric: Any, session: bool = False
+) -> tuple[Any, InputForm]:
+    """Label counts (or a vector of labels) in, the kind's release of them out (as a Queryable
+    for an interactive mechanism, *session*)."""
     if domain is None and metric is None:
         domain = dp.map_domain(dp.atom_domain(T=str), dp.atom_domain(T="i64"))
         metric = dp.l01inf_distance(dp.absolute_distance(T="i64"))
@@ -191,12 +201,25 @@ def _labels_route(mechanism: Mechanism, domain: Any, metric: Any) -> tuple[Any, 
     tally = _tally if form.form == "label-vector" else _label_counts
 
     def function(data: object) -> Any:
-        return mechanism.kind.apply(mechanism, tally(data))
+        release = mechanism.kind.apply(mechanism, tally(data))
+        return _queryable(release) if session else release
 
     measurement = dp.m.make_user_measurement(
         domain, metric, _measure(mechanism), function, _privacy_map(mechanism, _label_distance)
     )
     return measurement, form
+
+
+def _queryable(session: Any) -> Any:
+    """An interactive release as an OpenDP Queryable (``new_queryable``): each query is passed to
+    ``session.answer`` and its answer returned; the session stays inside the Queryable."""
+
+    def transition(query: object, is_internal: bool) -> Any:
+        if is_internal:
+            raise NotSupported(f"a dpplug session answers user queries only, not {query!r}")
+        return session.answer(query)
+
+    return new_queryable(transition)
 
 
 def _label_distance(d_in: object) -> LabelDistance:
@@ -237,6 +260,11 @@ ROUTES: dict[DataForm, Route] = {
     DataForm.COUNT: _count_route,
     DataForm.LABELS: _labels_route,
 }
+#: The measurement each form of data becomes for an interactive mechanism
+#: (``Kind.interactive``): its release is a session, returned as an OpenDP Queryable.
+SESSION_ROUTES: dict[DataForm, Route] = {
+    DataForm.LABELS: partial(_labels_route, session=True),
+}
 
 
 def make_measurement(
@@ -255,9 +283,11 @@ def make_measurement(
     _require_features()
     plugins = _registry(registry)
     mechanism = plugins.create(name, **params)
-    route = ROUTES.get(mechanism.kind.data_form)
+    interactive = mechanism.kind.interactive(mechanism)
+    route = (SESSION_ROUTES if interactive else ROUTES).get(mechanism.kind.data_form)
     if route is None:
-        raise NotSupported(f"no OpenDP route for {mechanism.kind.data_form} data ({name})")
+        what = "interactive " if interactive else ""
+        raise NotSupported(f"no OpenDP route for {what}{mechanism.kind.data_form} data ({name})")
     measurement, form = route(mechanism, input_domain, input_metric)
     measurement.dpplug_spec = {
         "plugin": name,

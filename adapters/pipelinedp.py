@@ -392,8 +392,7 @@ class DPEngine(pipeline_dp.DPEngine):
         """
         if not isinstance(spec, PluginSpec):
             raise BadParameter(
-                "release needs dpplug.adapters.pipelinedp.central_release(name, ...), got "
-                f"{spec!r}"
+                f"release needs dpplug.adapters.pipelinedp.central_release(name, ...), got {spec!r}"
             )
         check_role(spec.kind, PipelineRole.CENTRAL_RELEASE, "DPEngine.release")
         budget = self._budget_accountant.request_budget(
@@ -406,7 +405,7 @@ class DPEngine(pipeline_dp.DPEngine):
         one = backend.sample_fixed_per_key(rows, 1, "Keep one row per privacy unit")
         labels = backend.map(one, _first_label, "Label of each unit")
         counts = backend.count_per_element(labels, "Count rows per label")
-        plan = spec.kind.central_plan()
+        plan = spec.kind.central_plan(spec.entry().cls)
         public = plan.public(dict(spec.params), _source())
         bins = backend.map(counts, functools.partial(_per_bin, plan, public), "Map the bins")
         marker = _marker(backend, col)

@@ -1,28 +1,30 @@
 """Benchmark dpplug's histogram releasers: sparse and compact over |X| = 2^64, dense against OpenDP.
 
 Everything runs in one process. Inputs come from a numpy Generator seeded with ``--seed``; the
-seed only builds the inputs, and no mechanism uses it: every release draws from
-``dpplug.SystemSource()`` (the OS CSPRNG, the default). ε = 1 for replacing one row throughout.
-The plugin registry is loaded once before anything is timed. Times are ``time.perf_counter``,
-best of ``--repeats`` runs unless stated.
+seed only builds the inputs, and no mechanism uses it: every release draws from dpplug's default
+source (``dpplug.randomness.default_source(None)``, the CSPRNG a release uses when given no
+source; its class is printed). ε = 1 for replacing one row throughout. The plugin registry is
+loaded once before anything is timed. Times are ``time.perf_counter``, best of ``--repeats``
+runs unless stated; on a shared machine compare the ratios within one run, not absolute times.
 
 1. **Release over |X| = 2^64** (universe ``range:0:18446744073709551615``) for
    ``pure-sparse-histogram`` and ``compact-histogram`` with their default sampler ``fastsample``,
-   at n = 10^2, 10^3, 10^4, and 10^5 with ``--large`` (``--large-repeats`` runs; about 35 s for
-   compact, 13 min for pure-sparse on one core; ``--large-releasers`` picks which). The
-   data has n rows on n *distinct* labels (every nonempty bin has count 1), drawn uniformly
-   without replacement from [0, 2^64), passed as a list of rows. Construction (``dpplug.create``:
-   the sampler, δ and the order-statistics precision, or the Proth prime) is timed apart from
-   ``release``; inside the release, validating the rows (``true_counts``) and computing the
+   at n = 10^2, 10^3, 10^4, 10^5 (``--large-repeats`` runs from 10^5 on), and 10^6 with
+   ``--large`` (``--large-releasers`` picks which; minutes each). The data has n rows on n
+   *distinct* labels (every nonempty bin has count 1), drawn uniformly without replacement from
+   [0, 2^64), passed as a list of rows. Construction (``dpplug.create``: the sampler, δ and the
+   order-statistics precision, or the scan of M(0, U) and the Proth prime) is timed apart from
+   ``release``; inside the release, validating the rows (``true_counts``), the sampler's noise
+   for the n nonempty bins (``sampler.sample``, drawn again on its own) and computing the
    attached accuracy are timed on their own too. The growth exponent of the release time is the
-   least-squares slope of log t against log n over n = 10^2 … 10^4.
+   least-squares slope of log t against log n over n = 10^3 … 10^5, and step by step.
 
 2. **CompactHistogram evaluation** at each n of section 1, on a release of that section:
    ``count(label)`` one label at a time (Horner's rule, then the empty-bin law M₀) on
    ``--single-labels`` labels, and ``counts(labels)`` on ``--batch`` labels at once (multipoint
-   evaluation). Half the labels are data labels (as many as there are), the rest fresh uniform
-   labels. The first call, which builds the flint polynomial from the coefficients, is reported
-   apart.
+   evaluation; 10^4 by default). Half the labels are data labels (as many as there are), the
+   rest fresh uniform labels. The first call, which builds the flint polynomial from the
+   coefficients, is reported apart.
 
 3. **BasicHistogram against OpenDP** on |X| = 10^6 bins (``range:0:999999``), n = ``--basic-n``
    rows (10^6 by default) with labels uniform in the universe, given to dpplug as a mapping
@@ -36,7 +38,7 @@ best of ``--repeats`` runs unless stated.
 
 ``--quick`` runs only n = 10^2 and 10^3 and a 10^4-bin dense universe (a smoke test).
 
-Run from the repository root (about 1.5 minutes without ``--large``)::
+Run from the repository root (a few minutes without ``--large``)::
 
     python benchmarks/histograms.py [--quick] [--large [--large-releasers NAME …]]
         [--repeats R] [--large-repeats R] [--single-labels K] [--batch K] [--basic-n N]
@@ -60,6 +62,7 @@ from rich.table import Table
 from timing import Timing, add_headlines_option, console, headline, timed, write_headlines
 
 import dpplug
+from dpplug.randomness import default_source
 
 #: OpenDP, imported by :func:`main` (so ``--help`` works without it).
 dp: Any = None
@@ -68,10 +71,12 @@ Counts = npt.NDArray[np.int64]
 
 EPSILON = 1
 HUGE_UNIVERSE = f"range:0:{(1 << 64) - 1}"
-SIZES = (10**2, 10**3, 10**4)
-LARGE_SIZE = 10**5
+SIZES = (10**2, 10**3, 10**4, 10**5)
+LARGE_SIZE = 10**6
 QUICK_SIZES = (10**2, 10**3)
-FIT_SIZES = (10**2, 10**3, 10**4)
+FIT_SIZES = (10**3, 10**4, 10**5)
+#: From this n on, timings use ``--large-repeats`` runs.
+BIG = 10**5
 SPARSE = ("pure-sparse-histogram", "compact-histogram")
 DENSE_BINS = 10**6
 QUICK_DENSE_BINS = 10**4
@@ -109,6 +114,7 @@ class SparseRun:
     build: Timing
     release: Timing
     validate: Timing
+    noise: Timing
     accuracy: Timing
     note: tuple[str, str]
     output: str
@@ -127,25 +133,44 @@ def describe_output(name: str, output: Any) -> str:
 def describe_releaser(name: str, mechanism: Any) -> str:
     derived = mechanism.derived
     if name == "compact-histogram":
-        return f"P: {derived['modulus_bits']} bits, q = {derived['q']}"
-    return f"δ: {derived['delta_bits']:,} bits, b = {derived['precision_bits']:,}"
+        return f"P: {derived['modulus_bits']} bits (d: {mechanism.sampler.d.bit_length()})"
+    return f"k = {derived['delta_bits']:,}, b = {derived['precision_bits']:,}"
 
 
-def sparse_run(name: str, n: int, rows: list[int], repeats: int) -> SparseRun:
-    system = dpplug.SystemSource()
+def sparse_run(name: str, n: int, rows: list[int], repeats: int, source: Any) -> SparseRun:
     build = timed(partial(releaser, name, universe=HUGE_UNIVERSE, n=n, epsilon=EPSILON), repeats)
     mechanism = build.result
-    release = timed(partial(mechanism.release, rows, system), repeats)
+    release = timed(partial(mechanism.release, rows, source), repeats)
     validate = timed(partial(mechanism.true_counts, rows), repeats)
-    accuracy = timed(partial(mechanism.accuracy, mechanism.params["beta"]), repeats)
+    counts = mechanism.true_counts(rows).counts
+    noise = timed(partial(mechanism.sampler.sample, counts, source), repeats)
+    # A fresh releaser: the accuracy is cached per β once computed.
+    accuracy = timed(
+        lambda: releaser(name, universe=HUGE_UNIVERSE, n=n, epsilon=EPSILON).accuracy(
+            mechanism.params["beta"]
+        ),
+        1,
+    )
     note = f"{mechanism.guarantee.epsilon:.4f}", describe_releaser(name, mechanism)
     return SparseRun(
-        name, n, build, release, validate, accuracy, note, describe_output(name, release.result)
+        name,
+        n,
+        build,
+        release,
+        validate,
+        noise,
+        accuracy,
+        note,
+        describe_output(name, release.result),
     )
 
 
 def sparse_releases(
-    plan: dict[str, tuple[int, ...]], labels: list[int], repeats: int, large_repeats: int
+    plan: dict[str, tuple[int, ...]],
+    labels: list[int],
+    repeats: int,
+    large_repeats: int,
+    source: Any,
 ) -> dict[tuple[str, int], SparseRun]:
     """Section 1, for the sizes *plan* gives each releaser."""
     runs: dict[tuple[str, int], SparseRun] = {}
@@ -155,7 +180,7 @@ def sparse_releases(
                 continue
             start = time.perf_counter()
             runs[name, n] = sparse_run(
-                name, n, labels[:n], large_repeats if n > max(SIZES) else repeats
+                name, n, labels[:n], large_repeats if n >= BIG else repeats, source
             )
             elapsed = time.perf_counter() - start
             console.print(f"[dim]{name}, n = {n:,}: done in {elapsed:.1f} s[/dim]")
@@ -163,8 +188,8 @@ def sparse_releases(
     table = Table(
         title=(
             f"1. Release over |X| = 2^64 ({HUGE_UNIVERSE}), n rows on n distinct uniform labels "
-            f"(count 1 each), ε = {EPSILON}, sampler fastsample, SystemSource, best of {repeats} "
-            f"(n > {max(SIZES):,}: {large_repeats})"
+            f"(count 1 each), ε = {EPSILON}, sampler fastsample, {type(source).__name__}, best "
+            f"of {repeats} (n ≥ {BIG:,}: {large_repeats})"
         )
     )
     table.add_column("releaser", no_wrap=True)
@@ -174,6 +199,7 @@ def sparse_releases(
     table.add_column("best s", justify="right")
     table.add_column("µs/row", justify="right")
     table.add_column("validate ms", justify="right")
+    table.add_column("noise s", justify="right")
     table.add_column("accur. ms", justify="right")
     table.add_column("ε", justify="right")
     table.add_column("parameters", no_wrap=True)
@@ -189,6 +215,7 @@ def sparse_releases(
                 f"{run.release.best:,.4f}",
                 f"{run.release.best / n * 1e6:,.1f}",
                 f"{run.validate.best * 1e3:,.2f}",
+                f"{run.noise.best:,.3f}",
                 f"{run.accuracy.best * 1e3:,.2f}",
                 *run.note,
                 run.output,
@@ -197,15 +224,18 @@ def sparse_releases(
     console.print(table)
     console.print(
         "best s / 1st s = release time, best and first run; build = dpplug.create(…) "
-        "(registry already loaded); validate = true_counts(rows) and accur. = the (a, β) attached "
-        "to the output, both inside release and timed again on their own; ε = the achieved "
-        "guarantee; output = released bins (pure-sparse) or len(to_bytes()) (compact); δ = "
-        "pure-sparse's mixing δ (bits of its denominator), b = its order-statistics precision; "
-        "P = compact's Proth prime, q = ⌊P/d⌋."
+        "(registry already loaded); validate = true_counts(rows), noise = the sampler's noisy "
+        "counts for the n nonempty bins and accur. = the (a, β) attached to the output (once, on "
+        "a fresh releaser: it is cached), all inside release and timed again on their own; ε = "
+        "the achieved guarantee; output = released bins (pure-sparse) or len(to_bytes()) "
+        "(compact); δ = 2^-k, pure-sparse's mixing δ, b = its order-statistics precision; P = "
+        "compact's Proth prime, sized from the smallest probability of M(0, U)."
     )
 
     for name in SPARSE:
         fit = [n for n in FIT_SIZES if n in plan[name]]
+        if len(fit) < 2:
+            continue
         seconds = [runs[name, n].release.best for n in fit]
         line = (
             f"{name}: release time ∝ n^{growth_exponent(fit, seconds):.2f} "
@@ -255,7 +285,7 @@ def compact_evaluation(
     """Section 2."""
     results = []
     for n in sizes:
-        runs_here = large_repeats if n > max(SIZES) else repeats
+        runs_here = large_repeats if n >= BIG else repeats
         histogram = runs["compact-histogram", n].result
         single = evaluation_labels(rng, labels[:n], single_labels)
         batched = evaluation_labels(rng, labels[:n], batch)
@@ -269,7 +299,7 @@ def compact_evaluation(
     table = Table(
         title=(
             f"2. CompactHistogram evaluation (fastsample, |X| = 2^64), best of {repeats} "
-            f"(n > {max(SIZES):,}: {large_repeats}): "
+            f"(n ≥ {BIG:,}: {large_repeats}): "
             f"count() on {single_labels:,} labels one by one, counts() on {batch:,} at once"
         )
     )
@@ -291,6 +321,8 @@ def compact_evaluation(
     console.print(table)
     fit = [e for e in results if e.n in FIT_SIZES]
     ns = [e.n for e in fit]
+    if len(fit) < 2:
+        return
     console.print(
         f"Growth over n = {', '.join(f'{n:,}' for n in ns)}: count() per label ∝ "
         f"n^{growth_exponent(ns, [e.single.best for e in fit]):.2f}, counts() per label ∝ "
@@ -299,14 +331,13 @@ def compact_evaluation(
 
 
 def dense_comparison(
-    bins: int, rows: int, repeats: int, fastsample_repeats: int, seed: int
+    bins: int, rows: int, repeats: int, fastsample_repeats: int, seed: int, system: Any
 ) -> None:
     """Section 3."""
     rng = np.random.default_rng(seed)  # builds the input only
     counts: Counts = np.bincount(rng.integers(0, bins, size=rows), minlength=bins)
     data = {int(i): int(counts[i]) for i in np.flatnonzero(counts)}
     universe = f"range:0:{bins - 1}"
-    system = dpplug.SystemSource()
 
     table = Table(
         title=(
@@ -402,7 +433,8 @@ def dense_comparison(
     release_fp = by_label["dpplug basic-histogram, fixedpoint-geometric"]
     noise_fp = by_label["  noise alone: sampler.sample(vector)"]
     console.print(
-        f"Not timed above: ndarray → list for OpenDP {as_list.best / bins * 1e9:.1f} ns / bin. "
+        f"Source: {type(system).__name__}. Not timed above: ndarray → list for OpenDP "
+        f"{as_list.best / bins * 1e9:.1f} ns / bin. "
         f"Ratios: OpenDP / dpplug release (fixedpoint-geometric) = {opendp.best / release_fp:.2f}, "
         f"OpenDP / dpplug noise alone = {opendp.best / noise_fp:.2f}, "
         f"dpplug fastsample / fixedpoint-geometric release = "
@@ -419,20 +451,20 @@ def main() -> None:
         "--large", action="store_true", help=f"add n = {LARGE_SIZE:,} to sections 1–2 (minutes)"
     )
     parser.add_argument(
-        "--large-repeats", type=int, default=1, help=f"runs per timing at n = {LARGE_SIZE:,}"
+        "--large-repeats", type=int, default=1, help=f"runs per timing from n = {BIG:,} on"
     )
     parser.add_argument(
         "--large-releasers",
         nargs="+",
         choices=SPARSE,
         default=SPARSE,
-        help=f"the releasers --large runs at n = {LARGE_SIZE:,} (pure-sparse takes about 15 min)",
+        help=f"the releasers --large runs at n = {LARGE_SIZE:,} (minutes each)",
     )
     parser.add_argument(
         "--quick", action="store_true", help="smallest sizes only (smoke test, a few seconds)"
     )
     parser.add_argument("--single-labels", type=int, default=100, help="labels for count()")
-    parser.add_argument("--batch", type=int, default=1000, help="labels for counts()")
+    parser.add_argument("--batch", type=int, default=10**4, help="labels for counts()")
     parser.add_argument(
         "--basic-n", type=int, default=None, help="rows of section 3 (default: |X| bins)"
     )
@@ -464,15 +496,16 @@ def main() -> None:
     start = time.perf_counter()
     dpplug.registry()
     loading = time.perf_counter() - start
+    source = default_source(None)  # what a release draws from when given no source
     console.print(
         f"[bold]dpplug histogram benchmark[/bold]: dpplug {version('dpplug')}, OpenDP "
         f"{version('opendp')}, python-flint {version('python-flint')}. One process; "
-        f"time.perf_counter; SystemSource; registry loaded once before timing "
-        f"({loading:.2f} s, not counted)."
+        f"time.perf_counter; dpplug's default source ({type(source).__name__}); registry loaded "
+        f"once before timing ({loading:.2f} s, not counted)."
     )
     input_rng = np.random.default_rng(args.seed)  # builds the inputs only
     labels = distinct_labels(input_rng, max(max(p) for p in plan.values()), 1 << 64)
-    runs = sparse_releases(plan, labels, args.repeats, args.large_repeats)
+    runs = sparse_releases(plan, labels, args.repeats, args.large_repeats, source)
     console.print()
     compact_evaluation(
         runs,
@@ -486,7 +519,12 @@ def main() -> None:
     )
     console.print()
     dense_comparison(
-        bins, args.basic_n or bins, args.repeats, args.basic_fastsample_repeats, args.seed + 1
+        bins,
+        args.basic_n or bins,
+        args.repeats,
+        args.basic_fastsample_repeats,
+        args.seed + 1,
+        source,
     )
     write_headlines(args.headlines)
 

@@ -4,8 +4,9 @@ Each kind's probe lists its declared bounds at β = 1/20 and 1/1000 as claims. A
 probability is known exactly (a sampler's worst tail over every count of a small case, a
 selector's keep probability at its declared threshold) must be at most β. The others are tested
 on seeded samples with a one-sided binomial test (H₀: failure rate ≤ β) whose false-alarm rate is
-split by Bonferroni over them; each draws enough samples to see a failure rate of 2β with
-probability at least 1/2 (:mod:`.power`), or fails for want of power.
+split by Bonferroni over them; each draws enough samples to see a failure rate of f·β with
+probability at least 1/2 (:mod:`.power`; f is 2 in a full run, 4 by default and 6 in a fast one),
+or fails for want of power.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from typing import Any
 from gmpy2 import mpq
 from scipy.stats import binom
 
-from dpplug.conformance.power import DETECTED_FACTOR, detectable_factor, trials_for
+from dpplug.conformance.power import detectable_factor, trials_for
 from dpplug.conformance.probes import probes
 from dpplug.conformance.probes.base import ExactClaim, Probe, SampledClaim
 from dpplug.conformance.results import ContractResult, Outcome
@@ -42,15 +43,15 @@ def check(entry: Entry, settings: Settings) -> ContractResult:
     weakest = 1.0
     for probe, claim in sampled:
         beta = float(claim.beta)
-        trials = max(claim.trials, trials_for(beta, alpha))
+        trials = max(claim.trials, trials_for(beta, alpha, settings.detected_factor))
         if trials > claim.max_trials:
             return ContractResult(
                 NAME,
                 Outcome.FAILED,
                 f"{probe.where}, {claim.what}: no power: seeing a failure rate of "
-                f"{DETECTED_FACTOR:g}β at β = {claim.beta} needs {trials} draws, more than the "
-                f"{claim.max_trials} this case affords; declare a case whose law is exact or "
-                "cheaper to draw",
+                f"{settings.detected_factor:g}β at β = {claim.beta} needs {trials} draws, more "
+                f"than the {claim.max_trials} this case affords; declare a case whose law is "
+                "exact or cheaper to draw",
             )
         misses = claim.misses(trials)
         p_value = float(binom.sf(misses - 1, trials, beta))

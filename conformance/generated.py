@@ -72,18 +72,18 @@ def candidates(entry: Entry) -> Iterator[dict[str, Any]]:
                     yield changed
 
 
-def generated_cases(entry: Entry, seed: int) -> list[tuple[dict[str, Any], Any]]:
-    """(parameters, instance) for up to :data:`MAX_GENERATED` generated cases the plugin
-    accepts, in a seeded order; the caller drops those too large for its checks."""
-    seen: list[dict[str, Any]] = [dict(case) for case in entry.cls.conformance_cases]
-    built = []
+def generated_cases(entry: Entry, seed: int) -> Iterator[tuple[dict[str, Any], Any]]:
+    """(parameters, instance) for the generated cases the plugin accepts, in a seeded order,
+    each built only when asked for; the caller drops those too large for its checks and stops at
+    :data:`MAX_GENERATED`."""
+    declared = [dict(case) for case in entry.cls.conformance_cases]
+    unique: list[dict[str, Any]] = []
     for params in candidates(entry):
-        if params in seen:
-            continue
-        seen.append(params)
+        if params not in declared and params not in unique:
+            unique.append(params)
+    random.Random(seed).shuffle(unique)
+    for params in unique:
         try:
-            built.append((params, entry.create(**params)))
+            yield params, entry.create(**params)
         except DpplugError:
             continue
-    random.Random(seed).shuffle(built)
-    return built

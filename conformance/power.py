@@ -4,15 +4,13 @@ A declared bound "Pr[event] ≤ β" is tested on N independent draws by rejectin
 events c reaches the critical value, the smallest c with Pr[Bin(N, β) ≥ c] < α. Its power is
 stated as the smallest factor f for which a true rate of f·β is rejected with probability at
 least 1/2, and :func:`trials_for` gives the fewest draws that detect a given factor: the accuracy
-contract draws that many, so an overclaim of 2× at β = 1/1000 is seen as surely as one at 1/20.
+contract draws that many (the factor is the run's, :attr:`~.settings.Settings.detected_factor`), so
+an overclaim at β = 1/1000 is seen as surely as one at 1/20.
 """
 
 from __future__ import annotations
 
 from scipy.stats import binom
-
-#: The overclaim every sampled accuracy claim must detect with probability ≥ 1/2.
-DETECTED_FACTOR = 2.0
 
 
 def critical(trials: int, beta: float, alpha: float) -> int:
@@ -35,7 +33,7 @@ def detectable_factor(trials: int, beta: float, alpha: float) -> float:
     return high
 
 
-def trials_for(beta: float, alpha: float, factor: float = DETECTED_FACTOR) -> int:
+def trials_for(beta: float, alpha: float, factor: float) -> int:
     """The fewest draws (to within 1%) whose test detects a rate of *factor*·β with probability
     at least 1/2."""
     low, high = 1, 16

@@ -87,11 +87,15 @@ def implementation_law(
     call: Callable[[RandomSource], Hashable],
     max_runs: int = 100_000,
     seed: int = 0,
+    splits: Callable[[Draw], list[int]] | None = None,
 ) -> Law:
     """The exact law of ``call(source)``'s output, from its code (see the module docstring).
 
     *seed* chooses the random points probed inside the pieces of large draws (test inputs
-    only, never a mechanism's noise)."""
+    only, never a mechanism's noise). *splits* may name, for a large draw, the values after
+    which the output is expected to change (a sampler's scaled CDF): the pieces between them
+    are checked at both ends and bisected only where the ends disagree, so a draw of hundreds of
+    bits costs a few runs per output instead of a bisection per output."""
     law: Law = {}
     runs = 0
     probe_rng = np.random.default_rng(seed)
@@ -113,7 +117,8 @@ def implementation_law(
                 for value in range(low, high + 1):
                     explore([*script, value], probability / size)
                 return
-            for first, last, output in _pieces(lambda v: _last(run, script, v), low, high):
+            hints = splits(need.draw) if splits is not None else []
+            for first, last, output in _pieces(lambda v: _last(run, script, v), low, high, hints):
                 _check_piece(lambda v: _last(run, script, v), first, last, output, probe_rng)
                 law[output] = law.get(output, mpq(0)) + probability * mpq(last - first + 1, size)
             return
@@ -134,12 +139,15 @@ def _last(run: Callable[[list[int]], Hashable], script: list[int], value: int) -
 
 
 def _pieces(
-    output_at: Callable[[int], Hashable], low: int, high: int
+    output_at: Callable[[int], Hashable], low: int, high: int, hints: list[int]
 ) -> list[tuple[int, int, Hashable]]:
     """[low, high] cut into maximal runs on which the output is constant, by bisection: a run
-    whose two ends agree is taken as constant (exact for outputs monotone in the value)."""
+    whose two ends agree is taken as constant (exact for outputs monotone in the value). The
+    bisection starts from the runs the *hints* delimit (each hint the last value of a run)."""
     pieces: list[tuple[int, int, Hashable]] = []
-    stack = [(low, high, output_at(low), output_at(high))]
+    cuts = sorted({h for h in hints if low <= h < high})
+    starts, ends = [low, *(h + 1 for h in cuts)], [*cuts, high]
+    stack = [(a, b, output_at(a), output_at(b)) for a, b in zip(starts, ends, strict=True)]
     while stack:
         a, b, at_a, at_b = stack.pop()
         if at_a == at_b:

@@ -13,9 +13,10 @@ from typing import Literal
 
 Mode = Literal["fast", "default", "full"]
 
-_SAMPLES = {"fast": 20_000, "default": 100_000, "full": 1_000_000}
-_RELEASES = {"fast": 1_000, "default": 3_000, "full": 30_000}
-_EXAMPLES = {"fast": 60, "default": 300, "full": 2_000}
+_SAMPLES = {"fast": 10_000, "default": 20_000, "full": 1_000_000}
+_RELEASES = {"fast": 300, "default": 1_000, "full": 30_000}
+_EXAMPLES = {"fast": 40, "default": 100, "full": 2_000}
+_DETECTED = {"fast": 6.0, "default": 4.0, "full": 2.0}
 
 
 @dataclass(frozen=True)
@@ -43,6 +44,12 @@ class Settings:
     def examples(self) -> int:
         """Property-based (hypothesis) cases per plugin for the bad-input contract."""
         return _EXAMPLES[self.mode]
+
+    @property
+    def detected_factor(self) -> float:
+        """The overclaim f every sampled accuracy claim detects with probability ≥ 1/2: a true
+        failure rate of f·β where β is declared."""
+        return _DETECTED[self.mode]
 
     def describe(self) -> str:
         return (

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 _EXPORTS = {
     **dict.fromkeys(
         (
+            "AccuracyWarning",
             "BadData",
             "BadParameter",
             "DpplugError",
@@ -35,18 +36,23 @@ _EXPORTS = {
         ("COUNT_SENSITIVITY_1", "Accuracy", "ErrorBound", "Guarantee", "Neighbouring", "Relation"),
         "dpplug.guarantee",
     ),
+    **dict.fromkeys(("AnonymizedHistogram", "Estimate", "sorted_l1"), "dpplug.anonymized"),
     "hookimpl": "dpplug.hookspecs",
     "Kind": "dpplug.kind",
     **dict.fromkeys(
         (
             "KINDS",
+            "AnonymizedHistogramReleaser",
             "CountingQuerySampler",
             "HistogramReleaser",
             "PartitionSelector",
+            "QueryReleaser",
             "Selection",
         ),
         "dpplug.kinds",
     ),
+    **dict.fromkeys(("QueryAnswers", "QuerySession", "SparseQuery", "Workload"), "dpplug.queries"),
+    "SparseProjection": "dpplug.projections",
     "Mechanism": "dpplug.mechanism",
     **dict.fromkeys(("Param", "Schema"), "dpplug.params"),
     "Pmf": "dpplug.pmf",
@@ -71,7 +77,9 @@ def __dir__() -> list[str]:
 
 
 if TYPE_CHECKING:
+    from dpplug.anonymized import AnonymizedHistogram, Estimate, sorted_l1
     from dpplug.errors import (
+        AccuracyWarning,
         BadData,
         BadParameter,
         DpplugError,
@@ -92,13 +100,17 @@ if TYPE_CHECKING:
     from dpplug.kind import Kind
     from dpplug.kinds import (
         KINDS,
+        AnonymizedHistogramReleaser,
         CountingQuerySampler,
         HistogramReleaser,
         PartitionSelector,
+        QueryReleaser,
         Selection,
     )
     from dpplug.mechanism import Mechanism
     from dpplug.params import Param, Schema
     from dpplug.plugin_registry import Entry, Registry, create, registry
     from dpplug.pmf import Pmf
+    from dpplug.projections import SparseProjection
+    from dpplug.queries import QueryAnswers, QuerySession, SparseQuery, Workload
     from dpplug.randomness import RandomSource, SeededSource, SystemSource

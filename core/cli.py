@@ -236,7 +236,10 @@ def _cmd_sample(args: argparse.Namespace, out: Console) -> None:
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = Parser(prog="dpplug", description=__doc__.splitlines()[0] if __doc__ else None)
+    parser = Parser(
+        prog="dpplug",
+        description="The dpplug command line: list, describe and sample registered mechanisms.",
+    )
     commands = parser.add_subparsers(dest="command", required=True, parser_class=Parser)
     listing = commands.add_parser("list", help="every registered plugin and its status")
     listing.add_argument("--json", action="store_true", help="print a JSON array")

@@ -9,6 +9,9 @@ changes nothing. Messages say what was wrong *and* what to change.
 - :class:`NotSupported`: the mechanism exists but cannot do what was asked.
 - :class:`PluginFault`: a plugin failed to import, to register, or broke the core contract.
   :class:`DuplicateMechanismName` is the plugin fault for a name registered twice.
+
+:class:`AccuracyWarning` is a warning, not an error: a mechanism that was built as asked but
+whose declared accuracy covers none of the data it can receive says so when it is created.
 """
 
 from __future__ import annotations
@@ -40,3 +43,9 @@ class PluginFault(DpplugError):
 
 class DuplicateMechanismName(PluginFault):
     """Two plugins registered a mechanism under the same name."""
+
+
+class AccuracyWarning(UserWarning):
+    """The mechanism works as declared, but its accuracy promise covers none of its inputs (a
+    sparse release whose per-query bound starts above n, say); the message names the parameters
+    that would change that."""

@@ -94,6 +94,11 @@ def display_ln(x: Rat) -> float:
     return math.log(int(x.numerator)) - math.log(int(x.denominator))
 
 
+def display_log2(x: Rat) -> float:
+    """log₂ x as a float, for reports and messages only (exact rationals of any size)."""
+    return display_ln(x) / math.log(2)
+
+
 def smallest_at_least(g: Callable[[int], Any], lo: int, hi: int, u: Any) -> int:
     """The smallest j in [lo, hi] with g(j) ≥ u, for non-decreasing g with g(hi) ≥ u.
 

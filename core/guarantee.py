@@ -29,6 +29,10 @@ class Relation(StrEnum):
     ADD_REMOVE = "add-remove"
     #: One row replaced by another, dataset size n fixed and public (Balcer–Vadhan).
     REPLACE_ONE = "replace-one"
+    #: Anonymized histograms (multisets of counts) at sorted-ℓ₁ distance at most the sensitivity
+    #: (Suresh 2019, Def. 1 and Lemma 1): one count changes by one, and a count of 1 may appear
+    #: or vanish, i.e. one row added to or removed from the labelled data.
+    SORTED_L1 = "sorted-l1"
 
 
 @dataclass(frozen=True)
@@ -50,6 +54,8 @@ class Neighbouring:
             text = f"counts differing by at most {self.sensitivity}"
         elif self.relation is Relation.ADD_REMOVE:
             text = "add or remove one privacy unit"
+        elif self.relation is Relation.SORTED_L1:
+            text = f"anonymized histograms at sorted-ℓ₁ distance {self.sensitivity} (one count ±1)"
         else:
             text = "replace one row (n fixed)"
         bounds = []

@@ -25,11 +25,11 @@ import flint
 import numpy as np
 import numpy.typing as npt
 
-from dpplug.errors import BadData
+from dpplug.errors import BadData, DpplugError, UnknownMechanism
 from dpplug.exact import smallest_at_least
 from dpplug.guarantee import Accuracy, Guarantee
-from dpplug.params import param_text, params_from_text
-from dpplug.universe import Universe, parse_universe
+from dpplug.params import params_from_text
+from dpplug.universe import Universe
 
 if TYPE_CHECKING:
     from dpplug.kinds.sampler import CountingQuerySampler
@@ -99,15 +99,20 @@ class SparseHistogram:
 
 class EmptyBinLaw:
     """M₀ of Balcer & Vadhan (full version Alg. 8.2 / Lemma 8.4) for a sampler M with randomness
-    size d and a field of size P ≥ d: the law of M(0, U) moved onto [1, P].
+    size d and a field of size P: the law of M(0, U) moved onto [1, P] by rounding its scaled
+    CDF down onto the grid of P points.
 
-    With q = ⌊P/d⌋ and r = P mod d, the map f sends the first r(q+1) points of [1, P] (q+1)-to-1
-    onto [1, r] and the rest q-to-1 onto [r+1, d]; φ(u) = q·u + min(u, r) counts the points f
-    sends to [1, u]. M₀(u₀) is the smallest v with φ(F(0, v)) ≥ u₀, so M₀(u₀) = v exactly for
-    u₀ in S_v = (φ(F(0, v−1)), φ(F(0, v))], and for every v
+    With F the scaled CDF of M(0, ·), T(v) = ⌊P·F(0, v)/d⌋ for v < n and T(n) = P, M₀(u₀) is the
+    smallest v with T(v) ≥ u₀: M₀(u₀) = v exactly for u₀ in S_v = (T(v−1), T(v)], whose size s_v
+    is strictly within 1 of P·Pr[M(0, U) = v] (and 0 where that probability is 0). So if every
+    positive Pr[M(0, U) = v] is at least p, then for every such v
 
-        q·d/P · Pr[M(0,U) = v] ≤ Pr[M₀(U₀) = v] ≤ (q+1)·d/P · Pr[M(0,U) = v].
+        1 − 1/(P·p) < Pr[M₀(U₀) = v] / Pr[M(0, U) = v] < 1 + 1/(P·p),
 
+    and the e^{ε₂}, e^{ε₃} of Thm 8.3 multiply to at most (P·p + 1)/(P·p − 1). Lemma 8.4's map
+    needs P ≥ d and bounds them by (q+1)/q with q = ⌊P/d⌋; rounding the CDF needs only
+    P ≥ (2q + 1)/p for the same (q+1)/q, so a sampler with a d of hundreds of bits (FastSample)
+    gets a field of about log₂(1/p) bits. When d divides P, M₀ has exactly the law of M(0, U).
     The law is read from the scaled CDF only, so it does not assume M(0, ·) is monotone in u.
     """
 
@@ -115,19 +120,17 @@ class EmptyBinLaw:
         self.sampler = sampler
         self.d = sampler.d if sampler.d is not None else 0
         self.modulus = modulus
-        self.q, self.r = divmod(modulus, self.d)
         self.n = sampler.count_bounds[1]
         self._thresholds: dict[int, int] = {}
 
-    def phi(self, u: int) -> int:
-        return self.q * u + min(u, self.r)
-
     def threshold(self, v: int) -> int:
-        """φ(F(0, v)): M₀(u₀) ≤ v exactly when u₀ ≤ this value."""
+        """T(v) = ⌊P·F(0, v)/d⌋ (0 below 0, P from n on): M₀(u₀) ≤ v exactly when u₀ ≤ T(v)."""
         if v < 0:
             return 0
+        if v >= self.n:
+            return self.modulus
         if v not in self._thresholds:
-            self._thresholds[v] = self.phi(self.sampler.scaled_cdf(v, 0))
+            self._thresholds[v] = self.modulus * self.sampler.scaled_cdf(v, 0) // self.d
         return self._thresholds[v]
 
     def interval(self, v: int) -> tuple[int, int]:
@@ -148,6 +151,10 @@ class CompactHistogram:
     field value u₀ − 1 to a count with :class:`EmptyBinLaw`; ``counts(labels)`` evaluates many
     labels at once (multipoint evaluation). Released nonempty bins read back exactly their
     noisy counts; every other label reads an independent-looking draw of M₀.
+
+    ``releaser`` and ``parameters`` (as text, :func:`~dpplug.params.param_text`) name the
+    releaser that produced it, so that :meth:`from_bytes` rebuilds it rather than trusting what
+    the bytes claim.
     """
 
     universe: Universe
@@ -157,6 +164,8 @@ class CompactHistogram:
     guarantee: Guarantee
     accuracy: Accuracy
     mechanism: str
+    releaser: str
+    parameters: dict[str, Any]
 
     @cached_property
     def _polynomial(self) -> Any:
@@ -180,68 +189,119 @@ class CompactHistogram:
         return [self._law.value(int(v) + 1) for v in values]
 
     def to_bytes(self) -> bytes:
-        """A JSON header line, then the coefficients as fixed-width little-endian integers."""
-        width = (self.modulus.bit_length() + 7) // 8
+        """A JSON header line (the releaser's name and parameters, the modulus, the degree bound
+        and, for readers, the guarantee), then the coefficients as fixed-width little-endian
+        integers."""
         header = {
-            "format": "dpplug-compact-histogram/1",
-            "universe": self.universe.spec,
+            "format": COMPACT_FORMAT,
+            "releaser": self.releaser,
+            "params": self.parameters,
             "modulus": str(self.modulus),
             "degree_bound": len(self.coefficients) - 1,
-            "sampler": self.sampler.name,
-            "sampler_params": {
-                k: param_text(v) for k, v in self.sampler.params.items() if v is not None
-            },
             "guarantee": self.guarantee.as_dict(),
-            "accuracy": self.accuracy.as_dict(),
-            "mechanism": self.mechanism,
         }
+        width = _width(self.modulus)
         body = b"".join(c.to_bytes(width, "little") for c in self.coefficients)
         return json.dumps(header, sort_keys=True).encode() + b"\n" + body
 
     @classmethod
-    def from_bytes(cls, data: bytes, registry: Registry | None = None) -> CompactHistogram:
-        """The histogram :meth:`to_bytes` wrote; the sampler is rebuilt through *registry* (the
-        default registry when ``None``)."""
-        from dpplug.kinds.sampler import CountingQuerySampler
-        from dpplug.plugin_registry import registry as default_registry
+    def from_bytes(cls, data: object, registry: Registry | None = None) -> CompactHistogram:
+        """The histogram :meth:`to_bytes` wrote, from untrusted bytes.
 
-        # Every malformed header (not an object, keys missing, values of the wrong type) is
-        # BadData, and so is a sampler the header's parameters cannot rebuild.
+        The header is checked field by field (types, ranges, sizes) and the body's length
+        against it before anything is built; then the releaser it names is rebuilt through
+        *registry* (the default registry when ``None``) from its parameters, refused unless it
+        is a histogram releaser, and its modulus, degree bound and guarantee must be the
+        header's; the guarantee and accuracy come from the rebuilt releaser, never from the
+        bytes. Anything malformed is :class:`~dpplug.errors.BadData`; a releaser or sampler
+        that is not installed is :class:`~dpplug.errors.UnknownMechanism`."""
         try:
-            head, sep, body = data.partition(b"\n")
-            header = json.loads(head)
-            if not sep or not isinstance(header, dict):
-                raise ValueError("not a dpplug compact histogram")
-            if header.get("format") != "dpplug-compact-histogram/1":
-                raise ValueError("not a dpplug compact histogram")
-            modulus = int(header["modulus"])
-            width = (modulus.bit_length() + 7) // 8
-            count = int(header["degree_bound"]) + 1
-            if modulus < 2 or count < 1:
-                raise ValueError(f"modulus {modulus} or degree bound {count - 1} out of range")
-            if len(body) != width * count:
-                raise ValueError(f"expected {width * count} bytes of coefficients")
-            params = params_from_text(header["sampler_params"])
-            universe = parse_universe(header["universe"])
-            guarantee = Guarantee.from_dict(header["guarantee"])
-            accuracy = Accuracy.from_dict(header["accuracy"])
-            mechanism = header["mechanism"]
-            plugins = default_registry() if registry is None else registry
-            sampler = plugins.create(header["sampler"], **params)
-            if not isinstance(sampler, CountingQuerySampler):
-                raise ValueError(f"{header['sampler']!r} is not a counting-query sampler")
-        except (ValueError, KeyError, TypeError, AttributeError) as exc:
-            raise BadData(f"cannot read a compact histogram from these bytes: {exc}") from None
-        coefficients = tuple(
-            int.from_bytes(body[i : i + width], "little") for i in range(0, len(body), width)
-        )
-        return cls(
-            universe=universe,
-            modulus=modulus,
-            coefficients=coefficients,
-            sampler=sampler,
-            guarantee=guarantee,
-            accuracy=accuracy,
-            mechanism=mechanism,
-        )
+            return _read_compact(data, registry)
+        except (BadData, UnknownMechanism):
+            raise
+        except _UNREADABLE as exc:
+            raise _malformed(str(exc)) from None
 
+
+COMPACT_FORMAT = "dpplug-compact-histogram/2"
+#: What reading malformed bytes may raise (json, int(), mpq(), a refused parameter, a deep
+#: nesting), all turned into BadData.
+_UNREADABLE = (DpplugError, ValueError, TypeError, ArithmeticError, LookupError, RecursionError)
+#: Bounds on what :meth:`CompactHistogram.from_bytes` reads before building anything.
+_MAX_HEADER_BYTES = 1 << 16
+_MAX_MODULUS_DIGITS = 400
+_HEADER_TYPES = {
+    "format": str,
+    "releaser": str,
+    "params": dict,
+    "modulus": str,
+    "degree_bound": int,
+    "guarantee": dict,
+}
+
+
+def _width(modulus: int) -> int:
+    return (modulus.bit_length() + 7) // 8
+
+
+def _malformed(why: str) -> BadData:
+    return BadData(f"cannot read a compact histogram from these bytes: {why}")
+
+
+def _read_compact(data: object, registry: Registry | None) -> CompactHistogram:
+    from dpplug.kinds import HISTOGRAM_RELEASER
+    from dpplug.plugin_registry import registry as default_registry
+
+    if not isinstance(data, bytes | bytearray | memoryview):
+        raise _malformed(f"expected bytes, got {type(data).__name__}")
+    head, newline, body = bytes(data).partition(b"\n")
+    if not newline or len(head) > _MAX_HEADER_BYTES:
+        raise _malformed(f"no header line of at most {_MAX_HEADER_BYTES} bytes")
+    header = json.loads(head)
+    if not isinstance(header, dict) or set(header) != set(_HEADER_TYPES):
+        raise _malformed(f"the header must be an object with exactly {sorted(_HEADER_TYPES)}")
+    for key, kind in _HEADER_TYPES.items():
+        if type(header[key]) is not kind:
+            raise _malformed(f"{key} must be a JSON {kind.__name__}")
+    if header["format"] != COMPACT_FORMAT:
+        raise _malformed(f"format {header['format']!r} is not {COMPACT_FORMAT!r}")
+    params = header["params"]
+    if not all(type(v) in (str, int, bool) for v in params.values()):
+        raise _malformed("parameters must be strings, integers or booleans")
+    digits = header["modulus"]
+    if not (digits.isascii() and digits.isdigit() and len(digits) <= _MAX_MODULUS_DIGITS):
+        raise _malformed(f"the modulus must be at most {_MAX_MODULUS_DIGITS} decimal digits")
+    modulus, degree = int(digits), header["degree_bound"]
+    if modulus < 2 or not 0 <= degree < len(body):
+        raise _malformed(f"modulus {modulus} or degree bound {degree} out of range")
+    width = _width(modulus)
+    if len(body) != width * (degree + 1):
+        raise _malformed(f"expected {width * (degree + 1)} bytes of coefficients, got {len(body)}")
+    plugins = default_registry() if registry is None else registry
+    entry = plugins.get(header["releaser"])
+    if entry.kind is not HISTOGRAM_RELEASER:
+        raise _malformed(f"{header['releaser']!r} is a {entry.kind.name}, not a histogram releaser")
+    releaser: Any = entry.create(**params_from_text(params))
+    if getattr(releaser, "modulus", None) != modulus or releaser.n != degree:
+        raise _malformed(
+            f"{releaser!r} releases polynomials of degree ≤ {releaser.n} over a field of "
+            f"{getattr(releaser, 'modulus', None)}, not of degree ≤ {degree} over {modulus}"
+        )
+    if Guarantee.from_dict(header["guarantee"]) != releaser.guarantee:
+        raise _malformed(f"the header's guarantee is not that of {releaser!r}")
+    coefficients = tuple(
+        int.from_bytes(body[i : i + width], "little") for i in range(0, len(body), width)
+    )
+    if max(coefficients) >= modulus:
+        raise _malformed(f"a coefficient is not below the modulus {modulus}")
+    return CompactHistogram(
+        universe=releaser.universe,
+        modulus=modulus,
+        coefficients=coefficients,
+        sampler=releaser.sampler,
+        guarantee=releaser.guarantee,
+        accuracy=releaser.accuracy(releaser.params["beta"]),
+        mechanism=repr(releaser),
+        releaser=releaser.name,
+        parameters=params,
+    )

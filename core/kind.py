@@ -141,9 +141,15 @@ class Kind(ABC):
         it. Nothing to check by default."""
         return None
 
-    def central_plan(self) -> CentralPlan:
-        """How an engine releases mechanisms of this kind (kinds of
-        :attr:`PipelineRole.CENTRAL_RELEASE`)."""
+    def interactive(self, mechanism: Mechanism) -> bool:
+        """Whether the mechanism's release is an interactive session, whose answers are computed
+        from the data as queries arrive (a framework then returns it as a queryable object),
+        rather than one value. False by default."""
+        return False
+
+    def central_plan(self, cls: type[Mechanism]) -> CentralPlan:
+        """How an engine releases mechanisms of class *cls* of this kind (kinds of
+        :attr:`PipelineRole.CENTRAL_RELEASE`); a kind may plan differently per class."""
         raise NotSupported(f"a {self.name} is not released centrally from label counts")
 
     def __repr__(self) -> str:

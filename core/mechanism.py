@@ -29,6 +29,8 @@ BETA = Param(
     high_open=True,
     example="0.05",
 )
+#: How many (β, accuracy) pairs :meth:`Mechanism.accuracy` keeps per mechanism.
+_ACCURACIES_KEPT = 8
 
 
 class Mechanism(ABC):
@@ -83,8 +85,17 @@ class Mechanism(ABC):
         """The privacy guarantee actually achieved with these parameters."""
 
     def accuracy(self, beta: object) -> Accuracy:
-        """The (a, β) accuracy this mechanism guarantees for failure probability *beta*."""
-        return self._accuracy(BETA.coerce(beta))
+        """The (a, β) accuracy this mechanism guarantees for failure probability *beta*.
+
+        Mechanisms are immutable once built, so the last few answers are kept: releasers attach
+        the accuracy at their β to every release, and some bounds take a scan to compute."""
+        exact = BETA.coerce(beta)
+        known: dict[Any, Accuracy] = self.__dict__.setdefault("_accuracies", {})
+        if exact not in known:
+            if len(known) >= _ACCURACIES_KEPT:
+                known.pop(next(iter(known)))
+            known[exact] = self._accuracy(exact)
+        return known[exact]
 
     @abstractmethod
     def _accuracy(self, beta: Any) -> Accuracy:

@@ -49,6 +49,8 @@ class Param:
     default: Any = _REQUIRED
     optional: bool = False
     example: str = ""
+    #: What to do instead when the value is outside [low, high] (added to that message).
+    beyond: str = ""
 
     @property
     def required(self) -> bool:
@@ -97,10 +99,12 @@ class Param:
             not isinstance(value, numbers.Rational) or exact.denominator != 1
         ):
             raise self._fail(value, "it is not an integer")
+        beyond = f" ({self.beyond})" if self.beyond else ""
         if self.low is not None and (exact < self.low or (self.low_open and exact == self.low)):
             raise self._fail(value, f"it must be {'>' if self.low_open else '≥'} {self.low}")
         if self.high is not None and (exact > self.high or (self.high_open and exact == self.high)):
-            raise self._fail(value, f"it must be {'<' if self.high_open else '≤'} {self.high}")
+            high = f"{'<' if self.high_open else '≤'} {self.high}"
+            raise self._fail(value, f"it must be {high}{beyond}")
         return int(exact) if self.type == "integer" else mpq(exact)
 
     def as_dict(self) -> dict[str, Any]:
@@ -242,8 +246,9 @@ def epsilon_param(doc: str, high: int = 64, low: Any = 0) -> Param:
     return Param("epsilon", "rational", doc, low=low, low_open=low == 0, high=high, example="0.5")
 
 
-def count_bound_param(optional: bool = False, high: int = 1 << 62) -> Param:
-    """n: the largest true count the mechanism accepts (BV's counting-query domain [0, n])."""
+def count_bound_param(optional: bool = False, high: int = 1 << 62, beyond: str = "") -> Param:
+    """n: the largest true count the mechanism accepts (BV's counting-query domain [0, n]);
+    *beyond* says what to use for a larger n."""
     return Param(
         "n",
         "integer",
@@ -252,6 +257,7 @@ def count_bound_param(optional: bool = False, high: int = 1 << 62) -> Param:
         high=high,
         optional=optional,
         example="100",
+        beyond=beyond,
     )
 
 

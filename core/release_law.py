@@ -105,8 +105,8 @@ def _guarded(name: str, program: Callable[[], Program[Any]]) -> Callable[[], Pro
             size = _outcomes(name, draw)
             if size > MAX_OUTCOMES:
                 raise NotSupported(
-                    f"{name}'s release draws a {type(draw).__name__} with {size} outcomes "
-                    f"(more than {MAX_OUTCOMES} cannot be enumerated)"
+                    f"{name}'s release draws a {type(draw).__name__} with more than "
+                    f"{MAX_OUTCOMES} outcomes, which cannot be enumerated"
                 )
             outcome = yield draw
 
@@ -114,10 +114,11 @@ def _guarded(name: str, program: Callable[[], Program[Any]]) -> Callable[[], Pro
 
 
 def _outcomes(name: str, draw: Draw) -> int:
-    """How many outcomes enumerating *draw* visits, without enumerating it; NotSupported for
-    noisy counts from an unbounded law, which no finite enumeration covers."""
-    if isinstance(draw, Bits):
-        return 1 << draw.bits
+    """How many outcomes enumerating *draw* visits (for Bits, at most just past MAX_OUTCOMES),
+    without enumerating it; NotSupported for noisy counts from an unbounded law, which no finite
+    enumeration covers."""
+    if isinstance(draw, Bits):  # 2^b outcomes, without writing out 2^b for a huge b
+        return 1 << min(draw.bits, MAX_OUTCOMES.bit_length())
     if isinstance(draw, Uniform):
         return draw.k
     if isinstance(draw, Noise):

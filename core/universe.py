@@ -68,6 +68,20 @@ class Universe(ABC):
             )
         return found
 
+    def indices(self, labels: Sequence[object]) -> list[int] | None:
+        """The indices of *labels*, computed in bulk (numpy, or one C-level pass), or ``None``
+        if one of them is not a label of the expected type in X: then :meth:`index` on each
+        finds the first bad one and says what is wrong with it. Subclasses override
+        :meth:`_bulk`; the base class indexes one label at a time."""
+        try:
+            return self._bulk(labels)
+        except (TypeError, ValueError, OverflowError, UnicodeError):
+            return None
+
+    def _bulk(self, labels: Sequence[object]) -> list[int] | None:
+        found = [self._index(label) for label in labels]
+        return None if None in found else found  # type: ignore[return-value]
+
     def __contains__(self, label: object) -> bool:
         try:
             return self._index(label) is not None
@@ -85,6 +99,11 @@ class Universe(ABC):
 
     def __str__(self) -> str:
         return self.spec
+
+
+#: The exact types of integers checked in bulk (bool and numpy.bool_ are not integers).
+INTEGER_TYPES = {int, *(np.dtype(code).type for code in "bhilqpBHILQP")}
+_INT64_LOW, _INT64_HIGH = -(1 << 63), (1 << 63) - 1
 
 
 def _is_integer(value: object) -> bool:
@@ -120,6 +139,19 @@ class IntegerRange(Universe):
     def label(self, index: int) -> int:
         return self.low + index
 
+    def _bulk(self, labels: Sequence[object]) -> list[int] | None:
+        if not set(map(type, labels)) <= INTEGER_TYPES:
+            return None
+        if _INT64_LOW <= self.low and self.high <= _INT64_HIGH:
+            values = np.fromiter(labels, dtype=np.int64, count=len(labels))  # OverflowError: None
+            if values.size and (values.min() < self.low or values.max() > self.high):
+                return None
+            shifted: list[int] = (values - self.low).tolist()
+            return shifted
+        low, high = self.low, self.high
+        found = [int(value) - low for value in labels]  # type: ignore[call-overload]
+        return found if all(0 <= index <= high - low for index in found) else None
+
 
 class Labels(Universe):
     """A finite enumerated set of hashable labels; canonical order is the declared order."""
@@ -149,6 +181,12 @@ class Labels(Universe):
 
     def label(self, index: int) -> Hashable:
         return self.labels[index]
+
+    def _bulk(self, labels: Sequence[object]) -> list[int] | None:
+        if not set(map(type, labels)) <= {str, int}:  # exact types: no bool, no float
+            return None
+        found = list(map(self._positions.get, labels))
+        return None if None in found else found  # type: ignore[return-value]
 
 
 #: Every universe holds at most 2^MAX_UNIVERSE_BITS labels, so that sizes, indices and the
@@ -181,6 +219,12 @@ def _check_length(kind: str, max_length: object, base: int) -> int:
             f"maximum length"
         )
     return max_length
+
+
+@functools.cache
+def _shortlex_offsets(base: int, max_length: int) -> tuple[int, ...]:
+    """The index of the first word of each length 0 … max_length in shortlex order."""
+    return tuple(_shortlex_size(base, length - 1) for length in range(max_length + 1))
 
 
 def _shortlex_index(digits: Sequence[int], base: int) -> int:
@@ -222,6 +266,15 @@ class ByteStrings(Universe):
     def label(self, index: int) -> bytes:
         return bytes(_shortlex_word(index, 256))
 
+    def _bulk(self, labels: Sequence[object]) -> list[int] | None:
+        if set(map(type, labels)) - {bytes}:
+            return None
+        words: Sequence[bytes] = labels  # type: ignore[assignment]
+        if max(map(len, words), default=0) > self.max_length:
+            return None
+        below = _shortlex_offsets(256, self.max_length)
+        return [below[len(word)] + int.from_bytes(word, "big") for word in words]
+
 
 class TextStrings(Universe):
     """Strings of at most ``max_length`` Unicode scalar values, in shortlex order of their code
@@ -245,6 +298,25 @@ class TextStrings(Universe):
                 return None
             digits.append(point - len(_SURROGATES) if point > _SURROGATES[-1] else point)
         return _shortlex_index(digits, _SCALARS)
+
+    def _bulk(self, labels: Sequence[object]) -> list[int] | None:
+        if set(map(type, labels)) - {str}:
+            return None
+        words: Sequence[str] = labels  # type: ignore[assignment]
+        if max(map(len, words), default=0) > self.max_length:
+            return None
+        below = _shortlex_offsets(_SCALARS, self.max_length)
+        # UTF-32 refuses surrogates (UnicodeError: None); each word's code points, then digits.
+        points = np.frombuffer("".join(words).encode("utf-32-be"), dtype=">u4").astype(np.int64)
+        digits = (points - len(_SURROGATES) * (points > _SURROGATES[-1])).tolist()
+        found, start = [], 0
+        for word in words:
+            value = 0
+            for digit in digits[start : start + len(word)]:
+                value = value * _SCALARS + digit
+            found.append(below[len(word)] + value)
+            start += len(word)
+        return found
 
     def label(self, index: int) -> str:
         digits = _shortlex_word(index, _SCALARS)

@@ -10,4 +10,6 @@ DEFAULT_PLUGINS = (
     "dpplug.plugins.samplers",
     "dpplug.plugins.partition",
     "dpplug.plugins.histograms",
+    "dpplug.plugins.anonymized",
+    "dpplug.plugins.queries",
 )

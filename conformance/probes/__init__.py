@@ -10,9 +10,11 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from dpplug.conformance.generated import MAX_GENERATED, generated_cases
+from dpplug.conformance.probes.anonymized_histogram_releaser import AnonymizedProbe
 from dpplug.conformance.probes.base import Probe, instances
 from dpplug.conformance.probes.histogram_releaser import ReleaserProbe
 from dpplug.conformance.probes.partition_selector import SelectorProbe
+from dpplug.conformance.probes.query_releaser import QueryReleaserProbe
 from dpplug.conformance.probes.sampler import SamplerProbe
 from dpplug.conformance.settings import Settings
 from dpplug.errors import NotSupported
@@ -22,6 +24,8 @@ PROBES: dict[str, type[Probe]] = {
     "sampler": SamplerProbe,
     "partition-selector": SelectorProbe,
     "histogram-releaser": ReleaserProbe,
+    "anonymized-histogram-releaser": AnonymizedProbe,
+    "query-releaser": QueryReleaserProbe,
 }
 
 
@@ -39,20 +43,24 @@ def probes(entry: Entry) -> Iterator[Probe]:
         yield probe(mechanism, params)
 
 
+#: Generated probes by plugin class and run settings, with the entry they were built for: every
+#: contract asks, and building them is the costly part.
+_GENERATED: dict[tuple[type, Settings], tuple[Entry, list[Probe]]] = {}
+
+
 def generated_probes(entry: Entry, settings: Settings) -> list[Probe]:
     """Probes for the cases the suite derives from the schema (:mod:`..generated`), those small
     enough for the exact checks, at most :data:`~..generated.MAX_GENERATED`."""
+    known = _GENERATED.get((entry.cls, settings))
+    if known is not None and known[0] is entry:
+        return known[1]
     probe = _probe_class(entry)
-    found = []
+    found: list[Probe] = []
     for params, mechanism in generated_cases(entry, settings.seed):
+        if len(found) == MAX_GENERATED:
+            break
         candidate = probe(mechanism, params)
         if candidate.small(settings):
             found.append(candidate)
-        if len(found) == MAX_GENERATED:
-            break
+    _GENERATED[(entry.cls, settings)] = (entry, found)
     return found
-
-
-def every_probe(entry: Entry, settings: Settings) -> list[Probe]:
-    """The declared cases' probes, then the generated ones."""
-    return [*probes(entry), *generated_probes(entry, settings)]

@@ -337,6 +337,7 @@ def _public_problems(selector: PartitionSelector, params: dict[str, Any]) -> lis
         PartitionSelector,
         selector.registry_in_use().create(selector.name, **{**params, "public_threshold": lowest}),
     )
+    assert isinstance(public, PartitionSelector)
     counts = np.array([0, 0, 3, 0], dtype=np.int64)
     mask = np.array([True, True, True, False])
     for seed in range(50):

@@ -9,6 +9,7 @@ binomial test otherwise.
 from __future__ import annotations
 
 import bisect
+import random
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
@@ -46,6 +47,8 @@ Rat = Any  # gmpy2.mpq
 
 #: Counts checked for samplers without a count bound (noise addition on every integer).
 UNBOUNDED_COUNTS = (-3, 3)
+#: Counts besides the ends and the middle whose implementation is replayed in a larger case.
+REPLAYED_COUNTS = 4
 #: Cases with at most this n are sampled at every count.
 EVERY_COUNT = 8
 #: The most draws a sampled accuracy claim may take (the sampler is vectorised).
@@ -187,19 +190,26 @@ class SamplerProbe(Probe):
             if sampler.d is not None:
                 problems += _cdf_problems(sampler, count, declared, settings.seed)
             try:
-                law = implementation_law(partial(_sample_one, sampler, count), seed=settings.seed)
+                law = implementation_law(
+                    partial(_sample_one, sampler, count),
+                    seed=settings.seed,
+                    splits=partial(_cdf_steps, sampler, count),
+                )
             except NotSupported:
                 continue
             except ImplementationMismatch as exc:
                 problems.append(f"sample() at count {count}: {exc}")
                 continue
             replayed += 1
-            if law != {z: p for z, p in declared.items() if p}:
-                outputs = cast(set[int], law.keys() | set(declared))  # sample() gives ints
-                worst = max(outputs, key=lambda z: abs(law.get(z, 0) - declared.prob(z)))
+            outputs = cast(dict[int, Any], law)
+            if outputs != {z: p for z, p in declared.items() if p}:
+                worst = max(
+                    outputs.keys() | set(declared),
+                    key=lambda z: abs(outputs.get(z, 0) - declared.prob(z)),
+                )
                 problems.append(
                     f"sample() at count {count} draws output {worst} with probability "
-                    f"{law.get(worst, 0)}, but pmf({count}) declares {declared.prob(worst)}"
+                    f"{outputs.get(worst, 0)}, but pmf({count}) declares {declared.prob(worst)}"
                 )
             if problems:
                 break
@@ -210,13 +220,22 @@ class SamplerProbe(Probe):
             parts.append(f"sample() replayed exactly at {replayed} counts")
         return PrivacyCheck(tuple(problems[:1]), "; ".join(parts))
 
-    def _exact_counts(self, settings: Settings) -> range:
+    def _exact_counts(self, settings: Settings) -> list[int]:
+        """The counts whose implementation is replayed: every count of a tiny case; else both
+        ends, their neighbours, the middle and :data:`REPLAYED_COUNTS` seeded others (a flaw
+        that shows at a few counts only is at an end or where the code branches on the count,
+        which the exact privacy check sees through the pmf)."""
         n = self.sampler.n
         if n is None:
-            return range(UNBOUNDED_COUNTS[0], UNBOUNDED_COUNTS[1] + 1)
+            return list(range(UNBOUNDED_COUNTS[0], UNBOUNDED_COUNTS[1] + 1))
         if n > settings.max_exact_n:
             raise NotSupported(f"n > {settings.max_exact_n} is too large to enumerate")
-        return range(n + 1)
+        if n <= EVERY_COUNT:
+            return list(range(n + 1))
+        ends = {0, 1, 2, n // 2, n - 2, n - 1, n}
+        others = [c for c in range(n + 1) if c not in ends]
+        chosen = random.Random(settings.seed).sample(others, min(REPLAYED_COUNTS, len(others)))
+        return sorted(ends | set(chosen))
 
     def exact_privacy(self, settings: Settings) -> PrivacyCheck:
         sampler = self.sampler
@@ -315,6 +334,15 @@ RANDOM_U = 2000
 
 def _sample_one(sampler: CountingQuerySampler, count: int, source: RandomSource) -> int:
     return int(sampler.sample(np.array([count], dtype=np.int64), source)[0])
+
+
+def _cdf_steps(sampler: CountingQuerySampler, count: int, draw: tuple[str, int]) -> list[int]:
+    """Where the output of ``sample`` should change as its uniform draw on [1, d] grows: the
+    scaled CDF's values (an inverse-CDF sampler's steps); nothing for other draws."""
+    if sampler.d is None or draw != ("uniform", sampler.d):
+        return []
+    low, high = sampler.count_bounds
+    return [sampler.scaled_cdf(z, count) for z in range(low, high + 1)]
 
 
 def _cdf_problems(sampler: CountingQuerySampler, count: int, declared: Pmf, seed: int) -> list[str]:

@@ -6,26 +6,45 @@ how to add one.
 """
 
 from dpplug.kind import Kind
+from dpplug.kinds.anonymized_histogram_releaser import (
+    ANONYMIZED_HISTOGRAM_RELEASER,
+    AccuracyScope,
+    AnonymizedHistogramReleaser,
+    Prevalences,
+)
 from dpplug.kinds.histogram_releaser import (
     HISTOGRAM_RELEASER,
     HistogramReleaser,
     TrueCounts,
 )
 from dpplug.kinds.partition_selector import PARTITION_SELECTOR, PartitionSelector, Selection
+from dpplug.kinds.query_releaser import QUERY_RELEASER, QueryReleaser
 from dpplug.kinds.sampler import SAMPLER, UNBOUNDED_COUNT, CountingQuerySampler
 
-KINDS: tuple[Kind, ...] = (SAMPLER, PARTITION_SELECTOR, HISTOGRAM_RELEASER)
+KINDS: tuple[Kind, ...] = (
+    SAMPLER,
+    PARTITION_SELECTOR,
+    HISTOGRAM_RELEASER,
+    ANONYMIZED_HISTOGRAM_RELEASER,
+    QUERY_RELEASER,
+)
 
 __all__ = [
+    "ANONYMIZED_HISTOGRAM_RELEASER",
     "HISTOGRAM_RELEASER",
     "KINDS",
     "PARTITION_SELECTOR",
+    "QUERY_RELEASER",
     "SAMPLER",
     "UNBOUNDED_COUNT",
+    "AccuracyScope",
+    "AnonymizedHistogramReleaser",
     "CountingQuerySampler",
     "HistogramReleaser",
     "Kind",
     "PartitionSelector",
+    "Prevalences",
+    "QueryReleaser",
     "Selection",
     "TrueCounts",
 ]

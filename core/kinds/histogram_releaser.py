@@ -13,6 +13,7 @@ nonempty bins. ``docs/kinds.md`` is the reference.
 from __future__ import annotations
 
 from abc import abstractmethod
+from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar
@@ -29,7 +30,10 @@ from dpplug.kind import CentralPlan, DataForm, Kind, LabelDistance, PipelineRole
 from dpplug.mechanism import Mechanism
 from dpplug.randomness import RandomSource, default_source
 from dpplug.release_law import Law, release_law
+from dpplug.universe import INTEGER_TYPES as _INTEGER_TYPES
 from dpplug.universe import Universe
+
+Counts = npt.NDArray[np.int64]
 
 
 @dataclass(frozen=True)
@@ -85,37 +89,96 @@ class HistogramReleaser(Mechanism):
         return release_law(self, data)
 
     def true_counts(self, data: object) -> TrueCounts:
-        """*data* validated against the universe and n; :class:`BadData` saying what to change."""
+        """*data* validated against the universe and n; :class:`BadData` saying what to change.
+
+        Labels and counts are checked in bulk (:meth:`Universe.indices`, one numpy pass over
+        the counts); when anything is wrong, the item-by-item check finds the first bad item
+        and raises its message, so both routes refuse the same data with the same words."""
         if isinstance(data, Mapping):
-            by_index: dict[int, int] = {}
-            for label, count in data.items():
-                index = self.universe.index(label)
-                value = integer_scalar(count, 0, self.n, f"the count of {label!r}")
-                if value:
-                    by_index[index] = by_index.get(index, 0) + value
+            labels, values = list(data.keys()), list(data.values())
         elif isinstance(data, str | bytes) or not isinstance(data, Iterable):
             raise BadData(
                 f"{self.name} takes rows (a list of labels) or a mapping label → count, got "
                 f"{type(data).__name__}"
             )
         else:
-            by_index = {}
-            for label in data:
-                index = self.universe.index(label)
-                by_index[index] = by_index.get(index, 0) + 1
-        rows = sum(by_index.values())
+            labels, values = _distinct_rows(data)
+        indices = self.universe.indices(labels)
+        counts = _bulk_counts(values, self.n) if indices is not None else None
+        if indices is None or counts is None:
+            indices, counts = self._one_by_one(labels, values)
+        return self._summed(indices, counts)
+
+    def _one_by_one(self, labels: list[Any], values: list[Any]) -> tuple[list[int], Counts]:
+        """Each label and count checked in turn: raises :class:`BadData` for the first bad one."""
+        indices, counts = [], []
+        for label, count in zip(labels, values, strict=True):
+            indices.append(self.universe.index(label))
+            counts.append(integer_scalar(count, 0, self.n, f"the count of {label!r}"))
+        return indices, np.array(counts, dtype=np.int64)
+
+    def _summed(self, indices: list[int], counts: Counts) -> TrueCounts:
+        """The nonempty bins in index order (a label given twice, e.g. as 1 and numpy's 1, has
+        its counts added), and the check that the rows are at most n."""
+        if len(counts) and len(counts) * self.n >= 1 << 63:  # int64 sums could overflow
+            rows = sum(counts.tolist())
+        else:
+            rows = int(counts.sum())
         if rows > self.n:
             raise BadData(
                 f"the data has {rows} rows but {self.name} was built for at most n = {self.n}; "
                 f"build it with a larger n (n is public) or bound each dataset's size first"
             )
-        indices = tuple(sorted(by_index))
-        counts = np.fromiter((by_index[i] for i in indices), dtype=np.int64, count=len(indices))
-        return TrueCounts(indices, counts, rows)
+        if self.universe.size <= 1 << 63:
+            order = np.array(indices, dtype=np.int64)
+            ranks = np.argsort(order, kind="stable")
+            order, counts = order[ranks], counts[ranks]
+            if len(order):  # add up the counts of an index given twice
+                starts = np.flatnonzero(np.diff(order, prepend=-1))
+                order, counts = order[starts], np.add.reduceat(counts, starts)
+            kept = counts > 0
+            return TrueCounts(tuple(order[kept].tolist()), counts[kept], rows)
+        by_index: dict[int, int] = {}
+        for index, count in zip(indices, counts.tolist(), strict=True):
+            if count:
+                by_index[index] = by_index.get(index, 0) + count
+        ordered = sorted(by_index)
+        return TrueCounts(
+            tuple(ordered), np.array([by_index[i] for i in ordered], dtype=np.int64), rows
+        )
 
     @abstractmethod
     def _release(self, counts: TrueCounts, source: RandomSource) -> Any:
         """The histogram for validated true counts, drawn from *source*."""
+
+
+def _distinct_rows(rows: Iterable[Any]) -> tuple[list[Any], list[int]]:
+    """Rows as (distinct labels, how often each occurs). Labels are counted with a Counter only
+    when their types cannot compare equal across types (1 == True == 1.0 would merge a bad
+    label into a good one); otherwise every row stays its own entry, with count 1."""
+    if isinstance(rows, np.ndarray) and rows.ndim == 1 and rows.dtype.kind in "iu":
+        distinct, times = np.unique(rows, return_counts=True)
+        return distinct.tolist(), times.tolist()
+    listed = list(rows)
+    kinds = set(map(type, listed))
+    if len(kinds) == 1 and kinds <= {int, str, bytes}:
+        tally = Counter(listed)
+        return list(tally), list(tally.values())
+    return listed, [1] * len(listed)
+
+
+def _bulk_counts(values: list[Any], high: int) -> Counts | None:
+    """*values* as int64 counts in [0, high] in one numpy pass, or ``None`` if any is not (then
+    the item-by-item check names it)."""
+    if not set(map(type, values)) <= _INTEGER_TYPES:
+        return None
+    try:
+        counts = np.fromiter(values, dtype=np.int64, count=len(values))
+    except OverflowError:
+        return None
+    if counts.size and (counts.min() < 0 or counts.max() > high):
+        return None
+    return counts
 
 
 def neighbours(counts: tuple[int, ...], relation: Relation, n: int) -> list[tuple[int, ...]]:
@@ -188,20 +251,27 @@ class HistogramReleaserKind(Kind):
         histogram = _releaser(mechanism).release(data, source)
         return histogram if isinstance(histogram, CompactHistogram) else histogram.to_dict()
 
-    def central_plan(self) -> CentralPlan:
-        """The nonempty bins gathered as (label, count) pairs and released once."""
-        return CentralPlan(per_bin=_bin_pair, combine=_concatenate, empty=(), finish=_release)
+    def central_plan(self, cls: type[Mechanism]) -> CentralPlan:
+        """The nonempty bins gathered as (label, count) pairs and released once (the same plan
+        for every releaser)."""
+        return CentralPlan(per_bin=_bin_pair, combine=_extend, empty=[], finish=_release)
 
 
-def _bin_pair(_public: None, label: Any, count: int) -> tuple[tuple[Any, int], ...]:
-    return ((label, count),)
+def _bin_pair(_public: None, label: Any, count: int) -> list[tuple[Any, int]]:
+    return [(label, count)]
 
 
-def _concatenate(a: tuple[Any, ...], b: tuple[Any, ...]) -> tuple[Any, ...]:
-    return a + b
+def _extend(a: list[tuple[Any, int]], b: list[tuple[Any, int]]) -> list[tuple[Any, int]]:
+    """Extends the longer list with the shorter, in place: the engine owns both (each per-bin
+    list is fresh), and concatenating into a new sequence would make the fold quadratic in the
+    number of bins."""
+    if len(a) < len(b):
+        a, b = b, a
+    a.extend(b)
+    return a
 
 
-def _release(mechanism: Mechanism, _public: None, pairs: tuple[tuple[Any, int], ...]) -> Any:
+def _release(mechanism: Mechanism, _public: None, pairs: list[tuple[Any, int]]) -> Any:
     return _releaser(mechanism).release(dict(pairs))
 
 

@@ -5,9 +5,13 @@ label x of the declared universe.
 The universe is the declared, data-independent set A of the paper (declare a smaller universe to
 release fewer bins). Replacing one row changes two counts by one each, so with a sampler whose
 guarantee is e^{ε_M} for one count the release is e^{2ε_M}-DP (and (2ε_M, 2δ_M) for an
-approximate sampler, by composition). Each bin is (a, β)-accurate with the sampler's (a, β);
-all |X| bins at once with the sampler's a at β/|X| (union bound), which for GeoSample is Fig. 1's
-⌈(9/(2ε))·ln(|X|/β)⌉.
+approximate sampler, by composition). Each bin is (a, β)-accurate with the sampler's (a, β).
+All |X| bins at once (union bound, tighter than Thm 5.3's a at β/|X|): at most n bins are
+nonempty, and an empty bin errs only upwards, with the exact tail Pr[M(0, U) > a] from the
+scaled CDF; β is split between the |X| empty bins and the ≤ min(n, |X|) nonempty ones (the
+sampler's two-sided a) in proportion 1 : 2 per bin, the ratio of their tails for symmetric
+noise (:func:`~.error_bounds.dense_split`). A sampler without a scaled CDF gets the union bound
+of Thm 5.3 (for GeoSample Fig. 1's ⌈(9/(2ε))·ln(|X|/β)⌉).
 """
 
 from __future__ import annotations
@@ -21,11 +25,14 @@ from dpplug.guarantee import Accuracy, ErrorBound, Guarantee
 from dpplug.histograms import DenseHistogram
 from dpplug.kinds import HistogramReleaser, TrueCounts
 from dpplug.params import Schema
+from dpplug.plugins.histograms.error_bounds import dense_split, empty_maximum_quantile
 from dpplug.plugins.histograms.sampler_choice import REPLACE_ONE, build_sampler, releaser_params
 from dpplug.randomness import RandomSource
 
-#: The largest universe a dense release materialises.
+#: The largest universe a dense release materialises (8 bytes per label in the output).
 MAX_DENSE_BINS = 10**8
+#: Bins per sampler call: bounds the release's working memory beyond its output.
+CHUNK = 1 << 20
 
 
 class BasicHistogramReleaser(HistogramReleaser):
@@ -49,7 +56,9 @@ class BasicHistogramReleaser(HistogramReleaser):
                 f"pure-sparse-histogram or compact-histogram"
             )
         gamma = self.params["beta"] / (2 * self.universe.size)  # Fig. 1 (FastSample)
-        self.sampler = build_sampler(self.name, self.params, self.registry_in_use(), gamma=gamma)
+        self.sampler = build_sampler(
+            self.name, self.params, self.registry_in_use(), gamma=(gamma, "β/(2|X|)")
+        )
         self.derived = {"sampler": repr(self.sampler)}
 
     @property
@@ -59,20 +68,39 @@ class BasicHistogramReleaser(HistogramReleaser):
 
     def _accuracy(self, beta: Any) -> Accuracy:
         per_query = self.sampler.accuracy(beta).per_query.a
-        everywhere = self.sampler.accuracy(beta / self.universe.size).per_query.a
+        size = self.universe.size
+        if self.sampler.d is None:  # no scaled CDF: the union bound of Thm 5.3
+            everywhere = self.sampler.accuracy(beta / size).per_query.a
+            how = "at β/|X| for all bins (union bound)"
+        else:
+            empty_beta, each_beta = dense_split(beta, size, min(self.n, size))
+            everywhere = max(
+                empty_maximum_quantile(self.sampler, size, empty_beta),
+                self.sampler.accuracy(each_beta).per_query.a,
+            )
+            how = (
+                "for all bins: |X| empty bins' exact tail and ≤ n nonempty bins' a, β split "
+                "1 : 2 per bin (union bound)"
+            )
         return Accuracy(
             ErrorBound(per_query, beta),
             ErrorBound(everywhere, beta),
-            formula=f"{self.sampler.name}'s a at β per bin; at β/|X| for all bins (union bound)",
+            formula=f"{self.sampler.name}'s a at β per bin; {how}",
         )
 
     def _release(self, counts: TrueCounts, source: RandomSource) -> DenseHistogram:
-        dense = np.zeros(self.universe.size, dtype=np.int64)
-        dense[list(counts.indices)] = counts.counts
+        """The sampler runs on :data:`CHUNK` bins at a time, so the memory beyond the output
+        (8 bytes per bin) is bounded whatever the universe; the bins are independent, so the
+        law is that of one call on all of them."""
+        size = self.universe.size
+        noisy = np.empty(size, dtype=np.int64)
+        nonempty = np.array(counts.indices, dtype=np.int64)
+        for start in range(0, size, CHUNK):
+            stop = min(start + CHUNK, size)
+            first, last = np.searchsorted(nonempty, [start, stop])
+            true = np.zeros(stop - start, dtype=np.int64)
+            true[nonempty[first:last] - start] = counts.counts[first:last]
+            noisy[start:stop] = self.sampler.sample(true, source)
         return DenseHistogram(
-            self.universe,
-            self.sampler.sample(dense, source),
-            self.guarantee,
-            self.accuracy(self.params["beta"]),
-            repr(self),
+            self.universe, noisy, self.guarantee, self.accuracy(self.params["beta"]), repr(self)
         )

@@ -3,17 +3,22 @@ Lemma 8.4, Thm 8.6; ITCS version Lemma 7.1, Alg. 9, Thm 7.2, Cor. 7.3;
 docs/mechanisms.md#compact-histogram): a dense histogram over a huge universe, released as n + 1
 field elements, with the per-query error of the basic histogram.
 
-**Field.** F = F_P for a proven prime P ≥ max(|X|, (q₀+1)·d) (:mod:`.prime_field`), instead of
-the paper's GF(2^{2·3^ℓ}). Nothing in the proof uses characteristic 2:
+**Field.** F = F_P for a proven prime P ≥ max(|X|, (2q₀+1)/p_min) (:mod:`.prime_field`), with
+p_min the smallest positive probability of M(0, U), instead of the paper's GF(2^{2·3^ℓ}) of size
+≥ (q₀+1)·d. Nothing in the proof uses characteristic 2:
 
 - *(n+1)-wise independence.* Label x has the field element x (its index; P ≥ |X| keeps them
   distinct). For distinct x_0 … x_n the map from the n+1 coefficients of p (degree ≤ n) to
   (p(x_0), …, p(x_n)) is the Vandermonde matrix, invertible over any field, so a uniform p has
   uniform, independent values at any n+1 labels. Fixing p(x) for x ∈ A (|A| ≤ n) leaves the
   values at any other n+1−|A| labels uniform and independent.
-- *M₀ ratio bounds.* They only use q = ⌊P/d⌋ and r = P mod d
-  (:class:`~dpplug.histograms.EmptyBinLaw`): q·d/P ≤ Pr[M₀ = v]/Pr[M(0,U) = v] ≤ (q+1)·d/P
-  for every v, for any field size P ≥ d.
+- *M₀ ratio bounds.* M₀ rounds the scaled CDF of M(0, U) down onto the P points
+  (:class:`~dpplug.histograms.EmptyBinLaw`), so Pr[M₀ = v] is within 1/P of Pr[M(0, U) = v]:
+  with p ≤ every positive Pr[M(0, U) = v] and P·p ≥ 2q₀ + 1, the two ratio bounds e^{ε₂}, e^{ε₃}
+  multiply to at most (P·p + 1)/(P·p − 1) ≤ (q₀+1)/q₀. p is the smallest such probability,
+  found in one pass over [0, n] (or 1/d past a scan budget), so the field needs about
+  log₂(1/p) bits where Lemma 8.4's map needs log₂ d: for FastSample (γ = β/(2|X|)) about 90
+  bits instead of 700, so interpolation and evaluation run on two-word numbers.
 
 **Release (Alg. 8.2).** Noisy counts c̃_x = M(c_x, U) for the nonempty bins A; for each, u_x
 uniform in S_{c̃_x} (so M₀(u_x) = c̃_x) and the point (x, u_x − 1); the smallest n+1−|A| other
@@ -22,13 +27,21 @@ n+1 points is uniform among those with p(x) = u_x − 1 on A. Interpolation is f
 tree). The coefficients are released; :class:`~dpplug.histograms.CompactHistogram` evaluates them.
 
 **Privacy (Thm 8.3).** M is e^{ε₁/2}-DP for one count (L = e^{ε₁/2}) and M₀ is within
-e^{ε₂}, e^{ε₃} of M(0, U) with e^{ε₂+ε₃} = ((q+1)d/P)·(P/(qd)) = (q+1)/q. The release is
-e^ε-DP for replacing one row with e^ε = L²·(q+1)/q exactly. As in Cor. 7.3, the sampler gets 9/10
-of ε (so ε/2 · 9/10 per count) and q ≥ ⌈10/ε⌉ makes ln((q+1)/q) ≤ ε/10; for FastSample
-γ = β/(2|X|).
+e^{ε₂}, e^{ε₃} of M(0, U) with e^{ε₂+ε₃} ≤ (P·p + 1)/(P·p − 1). The release is e^ε-DP for
+replacing one row with e^ε = L²·(P·p + 1)/(P·p − 1), an exact rational. As in Cor. 7.3,
+the sampler gets 9/10 of ε (so ε/2 · 9/10 per count) and q₀ = ⌈10/ε⌉ makes ε₂ + ε₃ ≤
+ln((q₀+1)/q₀) ≤ ε/10; for FastSample γ = β/(2|X|).
+
+**Cost.** The release interpolates n + 1 points (subproduct tree, reused for the derivative's
+values) and keeps n + 1 coefficients: time O(M(n) log n) and memory O(n log n) field elements,
+so n is at most :data:`MAX_N`.
 
 **Accuracy.** Per query (a, β) with a the larger of the sampler's a at β and the smallest a with
-Pr[M₀(U₀) > a] ≤ β (exact, from the S_v intervals); all labels at once, the same at β/|X|.
+Pr[M₀(U₀) > a] ≤ β (exact, from the S_v intervals). All labels at once (union bound; values at
+different labels need not be independent): every label may read M₀, whose error is one-sided,
+and at most n labels are nonempty bins with the sampler's two-sided error; β is split between
+them in proportion 1 : 2 per label (:func:`~.error_bounds.dense_split`), where Thm 8.3 takes the
+larger a at β/|X| for every label.
 """
 
 from __future__ import annotations
@@ -41,8 +54,9 @@ from dpplug.errors import BadParameter, PluginFault
 from dpplug.exact import ceil_div, smallest_error_bound
 from dpplug.guarantee import Accuracy, ErrorBound, Guarantee
 from dpplug.histograms import CompactHistogram, EmptyBinLaw
-from dpplug.kinds import HistogramReleaser, TrueCounts
-from dpplug.params import Schema
+from dpplug.kinds import CountingQuerySampler, HistogramReleaser, TrueCounts
+from dpplug.params import Schema, param_text
+from dpplug.plugins.histograms.error_bounds import dense_split
 from dpplug.plugins.histograms.prime_field import interpolate, polynomial_ring, proth_prime_at_least
 from dpplug.plugins.histograms.sampler_choice import (
     REPLACE_ONE,
@@ -55,13 +69,43 @@ from dpplug.randomness import RandomSource
 #: ln((q+1)/q) ≤ 1/q: the empty-bin law's share of ε is at most 1/q₀ (q₀ = this for samplers
 #: with a fixed guarantee, ⌈10/ε⌉ otherwise).
 FIXED_GUARANTEE_Q = 1000
+#: The largest n: a release holds a subproduct tree of n log₂ n field elements.
+MAX_N = 1 << 20
+#: :func:`smallest_probability` scans M(0, U) when (n + 1)·max(log₂ d, 1024) is at most this.
+SCAN_BITS = 1 << 28
+
+
+def smallest_probability(sampler: CountingQuerySampler, enough: Any) -> Any:
+    """A lower bound p on every positive Pr[M(0, U) = v]: 1/d (every probability of M(0, U) is
+    a multiple of 1/d) when that is already at least *enough* or a pass over [0, n] would read
+    more than :data:`SCAN_BITS` bits of scaled CDF (counting at least 1024 per value), else the
+    smallest one, found in that pass."""
+    d, n = int(sampler.d or 0), sampler.count_bounds[1]
+    if mpq(1, d) >= enough or (n + 1) * max(d.bit_length(), 1024) > SCAN_BITS:
+        return mpq(1, d)
+    smallest, previous = d, 0
+    for v in range(n + 1):
+        cdf = d if v == n else int(sampler.scaled_cdf(v, 0))
+        if cdf > previous:
+            smallest = min(smallest, cdf - previous)
+        previous = cdf
+    return mpq(smallest, d)
 
 
 class CompactHistogramReleaser(HistogramReleaser):
     name = "compact-histogram"
     summary = "A dense histogram over a huge universe as n+1 field elements (pure DP)."
     reference = "Balcer & Vadhan, Differential Privacy on Finite Computers: Alg. 8.2 / Thm 8.3"
-    schema = Schema(releaser_params("fastsample"))
+    schema = Schema(
+        releaser_params(
+            "fastsample",
+            max_n=MAX_N,
+            beyond=(
+                "a release interpolates n + 1 field elements and holds n·log₂ n of them; for "
+                "more rows use stability-histogram (approximate DP, cost linear in the data)"
+            ),
+        )
+    )
     conformance_cases = (
         {"universe": "range:0:3", "n": 2, "epsilon": 2, "sampler": "geosample"},
         {"universe": "text:2", "n": 3, "epsilon": 1},
@@ -83,39 +127,55 @@ class CompactHistogramReleaser(HistogramReleaser):
             self.params,
             self.registry_in_use(),
             epsilon_share=mpq(9, 20),
-            gamma=beta / (2 * size),
+            gamma=(beta / (2 * size), "β/(2|X|)"),
         )
-        d = require_bounded(self.name, self.sampler, n)
+        require_bounded(self.name, self.sampler, n)
         epsilon = self.params["epsilon"]
-        q_min = FIXED_GUARANTEE_Q if epsilon is None else ceil_div(10 * epsilon.denominator,
-                                                                    epsilon.numerator)
-        self.modulus = proth_prime_at_least(int(max(size, (q_min + 1) * d)))
+        q_min = (
+            FIXED_GUARANTEE_Q
+            if epsilon is None
+            else ceil_div(10 * epsilon.denominator, epsilon.numerator)
+        )
+        # P ≥ |X| in any case: scanning M(0, U) only pays if p = 1/d would need a larger field.
+        #: p ≤ every positive Pr[M(0, U) = v] (module docstring).
+        self.smallest = smallest_probability(self.sampler, mpq(2 * q_min + 1, size))
+        grid = (2 * q_min + 1) / self.smallest  # P·p ≥ 2q₀ + 1
+        self.modulus = proth_prime_at_least(int(max(size, -(-grid // 1))))
         self.law = EmptyBinLaw(self.sampler, self.modulus)
+        #: e^{ε₂}·e^{ε₃} of Thm 8.3, at most (P·p + 1)/(P·p − 1) ≤ (q₀+1)/q₀ (EmptyBinLaw).
+        self.empty_ratio = (self.modulus * self.smallest + 1) / (self.modulus * self.smallest - 1)
         self.derived = {
             "sampler": repr(self.sampler),
             "modulus_bits": self.modulus.bit_length(),
-            "q": self.law.q,
+            "empty_ratio": self.empty_ratio,
         }
 
     @property
     def guarantee(self) -> Guarantee:
-        q = self.law.q
-        exp_epsilon = self.sampler.guarantee.exp_epsilon ** 2 * mpq(q + 1, q)
+        exp_epsilon = self.sampler.guarantee.exp_epsilon**2 * self.empty_ratio
         return Guarantee(exp_epsilon, 0, REPLACE_ONE)
 
-    def _a(self, beta: Any) -> int:
-        sampler_a = self.sampler.accuracy(beta).per_query.a
+    def _empty_a(self, beta: Any, labels: int = 1) -> int:
+        """The smallest a with labels·Pr[M₀(U₀) > a] ≤ β, exactly from the S_v intervals."""
         modulus, law = self.modulus, self.law
-        empty_a = smallest_error_bound(
-            lambda a: mpq(modulus - law.threshold(a), modulus), beta, cap=self.n
+        return smallest_error_bound(
+            lambda a: mpq(labels * (modulus - law.threshold(a)), modulus), beta, cap=self.n
         )
-        return max(sampler_a, empty_a)
 
     def _accuracy(self, beta: Any) -> Accuracy:
+        size = self.universe.size
+        per_query = max(self.sampler.accuracy(beta).per_query.a, self._empty_a(beta))
+        empty_beta, each_beta = dense_split(beta, size, min(self.n, size))
+        everywhere = max(
+            self.sampler.accuracy(each_beta).per_query.a, self._empty_a(empty_beta, size)
+        )
         return Accuracy(
-            ErrorBound(self._a(beta), beta),
-            ErrorBound(self._a(beta / self.universe.size), beta),
-            formula="max(sampler's a, smallest a with Pr[M₀ > a] ≤ β); at β/|X| for all labels",
+            ErrorBound(per_query, beta),
+            ErrorBound(everywhere, beta),
+            formula=(
+                "max(sampler's a, smallest a with Pr[M₀ > a] ≤ β); for all labels: |X| labels "
+                "reading M₀ and ≤ n nonempty bins, β split 1 : 2 per label (union bound)"
+            ),
         )
 
     def _release(self, counts: TrueCounts, source: RandomSource) -> CompactHistogram:
@@ -147,4 +207,6 @@ class CompactHistogramReleaser(HistogramReleaser):
             self.guarantee,
             self.accuracy(self.params["beta"]),
             repr(self),
+            self.name,
+            {k: param_text(v) for k, v in self.params.items() if v is not None},
         )

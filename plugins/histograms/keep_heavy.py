@@ -9,11 +9,12 @@ releases at most n bins with counts in [1, n]. Its cost is |X| sampler calls, so
 reference for tiny universes.
 
 **KH′** (:func:`kh_prime`), for |X| ≥ 2n + 1: noisy counts for the nonempty bins A only; a
-uniformly random sequence q_0 … q_n of distinct elements of X ∖ A (App. A: the z-th element not
-yet taken, for z ← U(|X| − |T|)); the top n+1 order statistics of the m = |X| − |A| empty bins'
-noise, given to q_0 … q_n in that order; then the KeepHeavy cut on A ∪ {q_i}. The empty bins
-outside {q_i} are at most the (n+1)-th empty value, so the cut is the same as KeepHeavy's, and
-the output law is identical (tests: exact enumeration on |X| = 5, n = 2).
+uniformly random sequence q_0 … q_n of distinct elements of X ∖ A (App. A's draws
+z ← U(|X| − |T|), decoded by a sparse Fisher–Yates shuffle); the top n+1 order statistics of
+the m = |X| − |A| empty bins' noise, given to q_0 … q_n in that order; then the KeepHeavy cut
+on A ∪ {q_i}. The empty bins outside {q_i} are at most the (n+1)-th empty value, so the cut is
+the same as KeepHeavy's, and the output law is identical (tests: exact enumeration on |X| = 5,
+n = 2).
 
 Both return the released bins as a tuple of (index, count) in canonical order.
 """
@@ -49,16 +50,23 @@ def keep_heavy(
 
 
 def distinct_elements(size: int, taken: Sequence[int], k: int) -> Program[list[int]]:
-    """A uniformly random sequence of k distinct elements of [0, size) ∖ *taken* (App. A)."""
-    tree = sorted(taken)
+    """A uniformly random sequence of k distinct elements of [0, size) ∖ *taken* (App. A).
+
+    The i-th element is drawn with z ← U(size − |taken| − i), as in App. A, by a Fisher–Yates
+    shuffle of the free elements' ranks 0 … m−1 kept sparse (a dict of the positions moved so
+    far), so each step costs O(log |taken|) whatever the size of X. The free element of rank f
+    is f plus the number of taken elements t_i (sorted) with t_i − i ≤ f.
+    """
+    below = [t - i for i, t in enumerate(sorted(taken))]  # free elements below each t_i
+    free = size - len(below)
+    moved: dict[int, int] = {}
     chosen = []
-    for _ in range(k):
-        z = yield Uniform(size - len(tree))
-        # The z-th free element is z − 1 plus the number of taken elements t_i with t_i − i < z.
-        below = bisect.bisect_left(range(len(tree)), z, key=lambda i: tree[i] - i)
-        element = z - 1 + below
-        bisect.insort(tree, element)
-        chosen.append(element)
+    for i in range(k):
+        z = yield Uniform(free - i)
+        j = i + z - 1
+        rank = moved.get(j, j)
+        moved[j] = moved.get(i, i)
+        chosen.append(rank + bisect.bisect_right(below, rank))
     return chosen
 
 

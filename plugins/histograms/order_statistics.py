@@ -30,8 +30,9 @@ is (F(v)/F(v_hi))^R − (F(v−1)/F(v_hi))^R = G(v) − G(v−1), and ℓ_v give
 **Certified comparisons and the total-variation bound.** Each inverse CDF draws one b-bit
 integer u and must decide, for thresholds C (values of G or C_j, rationals far too large to
 write down), whether U < C for U uniform in the cell [u, u+1)/2^b. Integer fixed-point bounds
-lo ≤ C·2^p ≤ hi, rounded down and up at every step (so they are rigorous), are computed at
-p = 64, 256, 1024, … bits. The decision is taken as soon as the cell lies wholly below or above
+lo ≤ C·2^p ≤ hi, rounded down and up at every step (so they are rigorous; for the C_j, by MPFR
+chains rounding down and up, :class:`_TieThresholds`), are computed at p = 64, 256, 1024, …
+bits. The decision is taken as soon as the cell lies wholly below or above
 [lo, hi]·2^{−p}; if instead the interval has shrunk below half a cell first, the decision is
 "U ≥ C". Couple this with the exact inverse CDF on a continuous U in the same cell: they differ
 only if the cell meets an interval of width ≤ 2^{−b−1} around some threshold, which has
@@ -40,9 +41,9 @@ most k; there are at most k jumps. So
 
     TV(approximate, exact) ≤ 2·k·(top + 1 + k)·2^{−b}            (:func:`total_variation_bound`)
 
-and :func:`bits_for` picks the smallest b making this at most a target δ. The interval widths
-go to 0 as p grows, so every decision ends; the number of decisions is at most k·(log₂(top+1)
-+ 2), independent of the data.
+and :func:`bits_for` picks the smallest b making this at most a target δ, a power of 2. The interval
+widths go to 0 as p grows, so every decision ends; the number of decisions is at most
+k·(log₂(top+1) + 2), independent of the data.
 """
 
 from __future__ import annotations
@@ -52,7 +53,8 @@ from functools import partial
 from math import comb
 from typing import Any
 
-from gmpy2 import mpq, mpz
+import gmpy2
+from gmpy2 import mpfr, mpq, mpz
 
 from dpplug.exact import ceil_div, ceil_log2
 from dpplug.program import Bits, Categorical, Prefix, Program
@@ -86,9 +88,9 @@ def total_variation_bound(top: int, k: int, bits: int) -> Any:
     return mpq(2 * k * (top + 1 + k), 1 << bits)
 
 
-def bits_for(top: int, k: int, delta: Any) -> int:
-    """The smallest b with :func:`total_variation_bound` ≤ *delta*."""
-    return max(1, ceil_log2(mpq(2 * k * (top + 1 + k)) / delta))
+def bits_for(top: int, k: int, delta_bits: int) -> int:
+    """The smallest b with :func:`total_variation_bound` ≤ δ = 2^{−delta_bits}."""
+    return delta_bits + max(0, ceil_log2(mpq(2 * k * (top + 1 + k))))
 
 
 def approximate_order_statistics(
@@ -174,47 +176,115 @@ class _TieThresholds:
     """Rigorous bounds on C_j = Pr[1 ≤ N ≤ j]/Pr[N ≥ 1] for N ~ Bin(R, p), p = (F(v) − F(v−1))/F(v).
 
     Pr[N = 0] = (F(v−1)/F(v))^R and Pr[N = i+1] = Pr[N = i]·(R − i)/(i + 1)·(F(v) − F(v−1))/F(v−1).
-    Every product is rounded down in the lower chain and up in the upper one; the chains are
-    kept per precision and extended on demand.
+    Both chains run in MPFR at a working precision a little above the requested one, the lower
+    one rounding every operation down and the upper one up (gmpy2 contexts), so each is
+    rigorous. Pr[N = 0] can be as small as e^{−|X|}, far below MPFR's exponent range (about
+    2^{−2^30}), so every value of a chain is kept as an MPFR number times a shared power of two
+    2^E with E a Python integer (:class:`_Chain`). A chain advances with j, one step per j, so
+    the cost of a tie count N is O(N) operations on numbers of the working precision.
     """
 
     def __init__(self, at: int, below: int, remaining: int, missing: int) -> None:
         self.at, self.below, self.remaining, self.missing = at, below, remaining, missing
-        self._chains: dict[int, _Chain] = {}
+        self._chains: dict[tuple[int, bool], _Chain] = {}
 
     def bounds(self, j: int, precision: int) -> tuple[int, int]:
-        work = precision + self.remaining.bit_length() + self.missing.bit_length() + 16
-        chain = self._chains.get(work)
-        if chain is None:
-            zero = _power_bounds(self.below, self.at, self.remaining, work)
-            step = mpz(self.at - self.below)  # the ratio p/(1−p) = step/below, rounded both ways
-            ratio = (step << work) // self.below, ceil_div(step << work, self.below)
-            chain = self._chains[work] = _Chain(zero, ratio)
-        while len(chain.sums) < j:
-            i = len(chain.sums)  # from Pr[N = i] to Pr[N = i + 1]
-            factor = self.remaining - i
-            term_lo = (chain.term[0] * chain.ratio[0] * factor // (i + 1)) >> work
-            term_hi = ceil_div(ceil_div(chain.term[1] * chain.ratio[1] * factor, i + 1), 1 << work)
-            chain.term = term_lo, term_hi
-            sum_lo, sum_hi = chain.sums[-1] if chain.sums else (0, 0)
-            chain.sums.append((sum_lo + term_lo, sum_hi + term_hi))
-        sum_lo, sum_hi = chain.sums[j - 1]
-        zero_lo, zero_hi = chain.zero
-        one = 1 << work
-        lo = (sum_lo << work) // (one - zero_lo)
-        hi = one if zero_hi >= one else min(one, ceil_div(sum_hi << work, one - zero_hi))
-        shift = work - precision
-        return lo >> shift, ceil_div(hi, 1 << shift)
+        lower, upper = (self._chain(j, precision, up) for up in (False, True))
+        return lower.fixed(precision), upper.fixed(precision)
+
+    def _chain(self, j: int, precision: int, up: bool) -> _Chain:
+        work = precision + self.missing.bit_length() + 16
+        chain = self._chains.get((work, up))
+        if chain is None or chain.j > j:
+            chain = self._chains[work, up] = _Chain(self, work, up)
+        chain.advance(j)
+        return chain
+
+
+#: MPFR exponents are kept within ±2^_RESCALE_BITS; the rest goes into a chain's shared 2^E.
+_RESCALE_BITS = 1 << 20
 
 
 class _Chain:
-    """Bounds on Pr[N = 0], on p/(1−p), on the last term Pr[N = i] and on the partial sums
-    Σ_{1..i}, at one precision."""
+    """C_j rounded one way (down: ``up`` False; up: True) at one working precision.
 
-    def __init__(self, zero: tuple[int, int], ratio: tuple[int, int]) -> None:
-        self.zero, self.ratio = zero, ratio
-        self.term = zero
-        self.sums: list[tuple[int, int]] = []
+    Values are m·2^E: ``term`` = Pr[N = j], ``total`` = Σ_{1..j} Pr[N = i], sharing the exponent
+    E (``scale``); ``zero`` = Pr[N = 0] as (m, e). Rescaling multiplies by a power of two, which
+    is exact unless it underflows, and an underflow rounds the way of the chain (to 0 when
+    rounding down, to the smallest positive number when rounding up), so the bounds stay
+    rigorous.
+    """
+
+    def __init__(self, thresholds: _TieThresholds, work: int, up: bool) -> None:
+        self.remaining = thresholds.remaining
+        self.up = up
+        self.context = _context(work, up)
+        with self.context:
+            self.zero = _power_scaled(thresholds.below, thresholds.at, thresholds.remaining)
+            self.ratio = mpfr(thresholds.at - thresholds.below) / thresholds.below
+            # 1 − Pr[N = 0], rounded the other way, so that total / rest is rounded this way.
+            with _context(work, not up):
+                self.rest = 1 - _unscaled(self.zero, up)
+        self.term, self.scale = self.zero
+        self.total = mpfr(0)
+        self.j = 0
+
+    def advance(self, j: int) -> None:
+        """Extend the chain to Pr[N = j] and Σ_{1..j}."""
+        if self.j == j:
+            return
+        with self.context:
+            term, total, scale, ratio = self.term, self.total, self.scale, self.ratio
+            for i in range(self.j, j):  # from Pr[N = i] to Pr[N = i + 1]
+                term = term * ratio * (self.remaining - i) / (i + 1)
+                total = total + term
+                shift = gmpy2.get_exp(total)
+                if not -_RESCALE_BITS <= shift <= _RESCALE_BITS:
+                    term, total = gmpy2.mul_2exp(term, -shift), gmpy2.mul_2exp(total, -shift)
+                    scale += shift
+            self.term, self.total, self.scale, self.j = term, total, scale, j
+
+    def fixed(self, precision: int) -> int:
+        """⌊C_j·2^precision⌋ (rounding down) or ⌈C_j·2^precision⌉ (up), within [0, 2^precision],
+        shifted exactly in integers (C_j·2^precision may lie outside MPFR's exponent range)."""
+        one = 1 << precision
+        if self.rest <= 0:  # Pr[N = 0] may be 1 as far as this bound knows: C_j ≤ 1
+            return one if self.up else 0
+        with self.context:
+            quotient = self.total / self.rest
+        mantissa, exponent = (int(part) for part in quotient.as_mantissa_exp())
+        shift = exponent + self.scale + precision
+        if shift >= 0:
+            return min(mantissa << shift, one)
+        return min(-(-mantissa >> -shift) if self.up else mantissa >> -shift, one)
+
+
+def _context(precision: int, up: bool) -> Any:
+    """A gmpy2 context rounding every operation up or down, with MPFR's widest exponents."""
+    return gmpy2.context(
+        precision=precision,
+        round=gmpy2.RoundUp if up else gmpy2.RoundDown,
+        emin=gmpy2.get_emin_min(),
+        emax=gmpy2.get_emax_max(),
+    )
+
+
+def _power_scaled(num: int, den: int, exponent: int) -> tuple[Any, int]:
+    """(num/den)^exponent as (m, e) with value m·2^e, rounded the active context's way, for
+    0 < num ≤ den: 2^z with z = exponent·log₂(num/den) split into ⌊z⌋ and the fraction (exact)."""
+    z = gmpy2.log2(mpfr(num) / den) * exponent
+    whole = gmpy2.floor(z)
+    return gmpy2.exp2(z - whole), int(whole)
+
+
+def _unscaled(value: tuple[Any, int], up: bool) -> Any:
+    """m·2^e as an MPFR number of the active context: exact within MPFR's exponent range;
+    below it, 0 (down) or the smallest positive number (up), either way still a bound."""
+    mantissa, exponent = value
+    floor = -(1 << 29)
+    if exponent < floor:
+        return gmpy2.mul_2exp(mantissa, floor) if up else mpfr(0)
+    return gmpy2.mul_2exp(mantissa, exponent)
 
 
 def _ties(thresholds: _TieThresholds, u: Prefix) -> int:

@@ -12,8 +12,9 @@ takes minutes (FLINT's ``is_prime`` needs 80 s at 3000 bits).
 
 **Interpolation.** :func:`interpolate` is the subproduct-tree algorithm (von zur Gathen &
 Gerhard, Modern Computer Algebra, Alg. 10.11): M = ∏(x − x_i) by a product tree, weights
-y_i / M′(x_i) by one multipoint evaluation, then Σ w_i·M/(x − x_i) combined up the same tree.
-O(M(n) log n) field operations instead of Lagrange's O(n²).
+y_i / M′(x_i) by the remainder tree down the same tree (Alg. 10.5; building it once saves the
+second tree a library multipoint evaluation would build), then Σ w_i·M/(x − x_i) combined up
+it. O(M(n) log n) field operations instead of Lagrange's O(n²).
 """
 
 from __future__ import annotations
@@ -53,22 +54,40 @@ def polynomial_ring(modulus: int) -> Any:
     return flint.fmpz_mod_poly_ctx(modulus)
 
 
-def interpolate(ring: Any, xs: Sequence[int], ys: Sequence[int]) -> Any:
-    """The polynomial of degree < len(xs) through (x_i, y_i), x_i distinct (subproduct tree)."""
+def subproduct_tree(ring: Any, xs: Sequence[int]) -> list[list[Any]]:
+    """The levels of the product tree of the (x − x_i): leaves first, the product M last."""
     levels = [[ring([-x, 1]) for x in xs]]
     while len(levels[-1]) > 1:
         below = levels[-1]
         levels.append(
-            [below[i] * below[i + 1] if i + 1 < len(below) else below[i]
-             for i in range(0, len(below), 2)]
+            [
+                below[i] * below[i + 1] if i + 1 < len(below) else below[i]
+                for i in range(0, len(below), 2)
+            ]
         )
-    derivative = levels[-1][0].derivative()
-    weights = derivative.multipoint_evaluate(list(xs))
+    return levels
+
+
+def remainders(polynomial: Any, levels: list[list[Any]]) -> list[Any]:
+    """polynomial(x_i) for the leaves (x − x_i) of *levels*, by the remainder tree (von zur
+    Gathen & Gerhard Alg. 10.5): reduce modulo each node, top down."""
+    current = [polynomial % levels[-1][0]]
+    for below in reversed(levels[:-1]):
+        current = [current[i // 2] % node for i, node in enumerate(below)]
+    return [leaf.constant_coefficient() for leaf in current]
+
+
+def interpolate(ring: Any, xs: Sequence[int], ys: Sequence[int]) -> Any:
+    """The polynomial of degree < len(xs) through (x_i, y_i), x_i distinct (subproduct tree,
+    built once for M′(x_i) and for the combination)."""
+    levels = subproduct_tree(ring, xs)
+    weights = remainders(levels[-1][0].derivative(), levels)
     current = [ring([y * w.inverse()]) for y, w in zip(ys, weights, strict=True)]
     for below in levels[:-1]:
         current = [
             current[i] * below[i + 1] + current[i + 1] * below[i]
-            if i + 1 < len(current) else current[i]
+            if i + 1 < len(current)
+            else current[i]
             for i in range(0, len(current), 2)
         ]
     return current[0]

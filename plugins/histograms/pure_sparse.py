@@ -20,29 +20,64 @@ for h with k ≥ 1 bins S, the first k draws can be S in any of k! orders and th
 draws can fall in S, and each bin of S must then get its count: at least
 k!/((n+1)^k·|X|^n), which decreases in k; the empty histogram has at least (n+1)^{−n}, which is
 larger since n! ≤ |X|^n. (The paper's (6|X|)^{−n} is smaller.) The mixture is then pure e^ε-DP
-whenever δ ≤ ((e^ε − 1)/(e^ε + 1)) · (β₂/(1 − β₂)) · p_min, and δ is set to exactly that value;
-the condition is checked exactly in the tests.
+whenever δ ≤ ((e^ε − 1)/(e^ε + 1)) · (β₂/(1 − β₂)) · p_min. That bound has about n·log₂(n|X|)
+bits, so it is never written out: δ = 2^{−k} with k the ceiling of an upper bound on its −log₂,
+computed with MPFR rounding up (log₂ n! from lgamma rounding down), so δ is a valid, slightly
+smaller mixing δ (:func:`mixing_delta_bits`; checked against the exact condition in the tests).
 
-**Accuracy (Thm 6.6).** With BasicHistogram_{M,X} (a₁, β₃) per query and (a₂, β₃) for all of
-X: (a₁, δ + 2β₂ + 2β₃) per query on counts > 2a₂ and (2a₂, δ + 2β₂ + β₃) simultaneously. δ takes
-the place of β₁, the failure probability of the ITCS version's sampling of Q (none here: the
-distinct-element sampler of App. A is exact). β₂ = β/6 (rounded down into 1/ℕ) as in Fig. 2, so
-for GeoSample the declared a's are at most Fig. 2's. For FastSample, γ = β/(4|X|) (Fig. 2).
+**Accuracy**, tighter than Thm 6.6. Every failure event has probability at most
+β₂ + (1 − β₂)(p_KH + δ), with p_KH its probability under KeepHeavy (the random histogram fails
+at will; KH′ is within δ of KeepHeavy), so KeepHeavy gets β_KH = (β − β₂)/(1 − β₂) − δ. In
+KeepHeavy a bin x of true count c that is not released has c̃_x at most the (n+1)-th largest
+noisy count, so at least n other bins are at or above c̃_x; at most n − c of them are nonempty
+(they hold at most n − c rows), so c̃_x ≤ V_{c−1}, the c-th largest noisy count of the (at most
+|X|) empty bins. With λ(w) = |X|·Pr[M(0, U) ≥ w], Pr[V_{k−1} ≥ w] ≤ min(λ(w)^k/k!,
+e^{k−λ}(λ/k)^k) (k of the empty bins at or above w; the second, Chernoff's, for λ < k), decided
+rigorously in MPFR (:func:`~.error_bounds.order_statistic_below`).
+
+- Per query: a bin of count c > T misses by more than a₁ only if |c̃_x − c| > a₁ (the sampler's
+  a at (15/16)β_KH) or it is dropped with c̃_x ≥ c − a₁ ≥ w = T + 1 − a₁. Among the other bins
+  at or above c̃_x, those with at least h = min(⌈w/2⌉, 64) rows number at most
+  K = ⌊(n − T − 1)/h⌋, and one with fewer rows needs M(c_y) ≥ w: probability at most
+  L = (n − 1)·max_{c_y < h} Pr[M(c_y, U) ≥ w]. Otherwise at least n − K empty bins are at or
+  above w. T is the smallest with L + (bound on Pr[V_{n−K−1} ≥ w]) ≤ β_KH/16; the bound then
+  holds for every c > T.
+- All bins: an empty bin is released only at most M = V_0, and a nonempty bin of count c > A
+  that is dropped has c̃_x ≤ V_{c−1} ≤ V_A. So a release fails only if M > A (|X|·Pr[M(0, U)
+  > A] ≤ 3β_KH/4), V_A exceeds a cut v (the bound at v + 1 ≤ β_KH/8), or a bin fails with
+  cut v (:func:`~.error_bounds.dropping_simultaneous` at β_KH/8: the worst dataset has about
+  n/A bins of count just above A).
+
+β₂ = β/6 (rounded down into 1/ℕ) as in Fig. 2. For FastSample, γ = β/(64|X|) where Fig. 2 has
+β/(4|X|): each empty bin draws a uniform count in [0, n] with probability γ, so the |X| empty
+bins put a uniform count near n with probability up to |X|·γ, which with Fig. 2's γ (β/4)
+would push the threshold close to n; the smaller γ costs four bits of d.
+
+**Cost.** Linear in n: KH′ draws n + 1 labels and n + 1 order statistics whatever the data, so
+n is at most :data:`MAX_N` (the message names the alternatives).
 """
 
 from __future__ import annotations
 
 from functools import lru_cache, partial
-from math import factorial
 from typing import Any
 
-from gmpy2 import mpq
+import gmpy2
+from gmpy2 import mpfr, mpq
 
 from dpplug.errors import BadParameter
+from dpplug.exact import smallest_at_least
 from dpplug.guarantee import Accuracy, ErrorBound, Guarantee
 from dpplug.histograms import SparseHistogram
 from dpplug.kinds import HistogramReleaser, TrueCounts
 from dpplug.params import Schema, unit_fraction
+from dpplug.plugins.histograms.coverage import warn_if_uncovered
+from dpplug.plugins.histograms.error_bounds import (
+    dropping_simultaneous,
+    empty_maximum_quantile,
+    empty_rate,
+    order_statistic_below,
+)
 from dpplug.plugins.histograms.keep_heavy import Released, kh_prime
 from dpplug.plugins.histograms.order_statistics import approximate_order_statistics, bits_for
 from dpplug.plugins.histograms.sampler_choice import (
@@ -53,6 +88,30 @@ from dpplug.plugins.histograms.sampler_choice import (
 )
 from dpplug.program import Program, Uniform, run
 from dpplug.randomness import RandomSource
+
+#: The largest n: a release draws n + 1 labels and order statistics (seconds per 10^5 rows).
+MAX_N = 1 << 20
+#: Working precision of :func:`mixing_delta_bits` (its terms are below 2^51).
+_LOG_PRECISION = 128
+#: The per-query threshold reads the upper tails of bins with fewer rows than this (or w/2).
+_LIGHT_ROWS = 64
+#: δ enters the accuracy through an upper bound 2^{−min(k, this)}.
+_DELTA_BITS_SHOWN = 1024
+
+
+def mixing_delta_bits(exp_epsilon: Any, beta2: Any, n: int, size: int) -> int:
+    """The k of δ = 2^{−k} ≤ ((L − 1)/(L + 1))·(β₂/(1 − β₂))·n!/((n+1)^n·|X|^n): the ceiling of
+    an upper bound on −log₂ of the right-hand side, each term rounded up (MPFR) and log₂ n!
+    rounded down."""
+    with gmpy2.context(precision=_LOG_PRECISION, round=gmpy2.RoundUp):
+        ln2_up = gmpy2.const_log2()
+    with gmpy2.context(precision=_LOG_PRECISION, round=gmpy2.RoundDown):
+        log2_factorial = gmpy2.lgamma(mpfr(n + 1))[0] / ln2_up
+    with gmpy2.context(precision=_LOG_PRECISION, round=gmpy2.RoundUp):
+        ratio = mpq(exp_epsilon + 1) / (exp_epsilon - 1)
+        bound = gmpy2.log2(mpfr(ratio)) + gmpy2.log2(mpfr(1 / beta2 - 1))
+        bound += n * gmpy2.log2(mpfr(n + 1)) + n * gmpy2.log2(mpfr(size)) - log2_factorial
+        return int(gmpy2.ceil(bound))
 
 
 def random_histogram(size: int, n: int) -> Program[Released]:
@@ -72,7 +131,17 @@ class PureSparseHistogramReleaser(HistogramReleaser):
     name = "pure-sparse-histogram"
     summary = "At most n noisy bins over a huge universe, pure DP (KH′ mixed with a random one)."
     reference = "Balcer & Vadhan, Differential Privacy on Finite Computers: Alg. 6.9 / Thm 6.10"
-    schema = Schema(releaser_params("fastsample"))
+    schema = Schema(
+        releaser_params(
+            "fastsample",
+            max_n=MAX_N,
+            beyond=(
+                "a release draws n + 1 labels and order statistics, about a second per 10^4 "
+                "rows; for more rows use stability-histogram (approximate DP, cost linear in "
+                "the data) or basic-histogram on a smaller universe"
+            ),
+        )
+    )
     conformance_cases = (
         {"universe": "range:0:7", "n": 2, "epsilon": 2, "sampler": "geosample"},
         {"universe": "bytes:2", "n": 3, "epsilon": 1},
@@ -90,45 +159,97 @@ class PureSparseHistogramReleaser(HistogramReleaser):
             )
         beta = self.params["beta"]
         plugins = self.registry_in_use()
-        self.sampler = build_sampler(self.name, self.params, plugins, gamma=beta / (4 * size))
+        gamma = (beta / (64 * size), "β/(64|X|)")
+        self.sampler = build_sampler(self.name, self.params, plugins, gamma=gamma)
         require_bounded(self.name, self.sampler, n)
         self.beta2 = unit_fraction(beta / 6)
-        exp_epsilon = self.sampler.guarantee.exp_epsilon ** 2
-        self.min_probability = mpq(factorial(n), (n + 1) ** n * size**n)
-        self.delta = (
-            (exp_epsilon - 1) / (exp_epsilon + 1) * self.beta2 / (1 - self.beta2)
-            * self.min_probability
-        )
-        self.bits = bits_for(n, n + 1, self.delta)
+        exp_epsilon = self.sampler.guarantee.exp_epsilon**2
+        #: δ = 2^{−delta_bits}, the mixing δ (module docstring).
+        self.delta_bits = mixing_delta_bits(exp_epsilon, self.beta2, n, size)
+        self.bits = bits_for(n, n + 1, self.delta_bits)
         self.derived = {
             "sampler": repr(self.sampler),
             "beta2": self.beta2,
-            "delta_bits": int(self.delta.denominator).bit_length(),
+            "delta_bits": self.delta_bits,
             "precision_bits": self.bits,
         }
+        warn_if_uncovered(self)
 
     @property
     def guarantee(self) -> Guarantee:
-        return Guarantee(self.sampler.guarantee.exp_epsilon ** 2, 0, REPLACE_ONE)
+        return Guarantee(self.sampler.guarantee.exp_epsilon**2, 0, REPLACE_ONE)
 
-    def _accuracy(self, beta: Any) -> Accuracy:
-        spare = beta - self.delta - 2 * self.beta2
+    def _keep_heavy_beta(self, beta: Any) -> Any:
+        """β_KH = (β − β₂)/(1 − β₂) − δ (module docstring), with δ ≤ 2^{−min(k, 1024)}."""
+        delta = mpq(1, 1 << min(self.delta_bits, _DELTA_BITS_SHOWN))
+        spare = (beta - self.beta2) / (1 - self.beta2) - delta
         if spare <= 0:
             raise BadParameter(
-                f"pure-sparse-histogram cannot promise β = {beta}: its mixing alone fails with "
-                f"probability 2β₂ = {2 * self.beta2}; ask for a larger β or build it with a "
-                f"smaller beta"
+                f"pure-sparse-histogram cannot promise β = {beta}: it releases a random "
+                f"histogram with probability β₂ = {self.beta2}; ask for a larger β or build it "
+                f"with a smaller beta"
             )
-        size = self.universe.size
-        per_query = self.sampler.accuracy(spare / 2).per_query.a
-        heavy = self.sampler.accuracy(spare / 2 / size).per_query.a
-        everywhere = self.sampler.accuracy(spare / size).per_query.a
+        return spare
+
+    def per_query_bound(self, beta: Any) -> tuple[int, int]:
+        """(a₁, T): the per-query a and the count above which it holds (module docstring)."""
+        spare = self._keep_heavy_beta(beta)
+        a = self.sampler.accuracy(spare * mpq(15, 16)).per_query.a
+        # Thresholds of n or more cover no count; they are still computed (up to n + a, where
+        # no empty bin reaches w), so that the coverage warning can tell how far off n is.
+        top = self.n + a
+        threshold = smallest_at_least(lambda t: self._covers(t, a, spare / 16), a, top, True)
+        return a, threshold if self._covers(threshold, a, spare / 16) else top
+
+    def _covers(self, threshold: int, a: int, beta: Any) -> bool:
+        """Whether every count c > *threshold* has Pr[dropped while |c̃ − c| ≤ a] ≤ β: the
+        bound L + Pr[V_{n−K−1} ≥ w] of the module docstring, with w = threshold + 1 − a."""
+        n, d = self.n, int(self.sampler.d or 0)
+        w = threshold + 1 - a
+        # Nonempty bins of fewer rows than this compete only through their own upper tail.
+        light = min(-(-w // 2), _LIGHT_ROWS)
+        heavy = max(0, (n - threshold - 1) // light)
+        reach = max(
+            (d - int(self.sampler.scaled_cdf(w - 1, c)) for c in range(1, min(light, n + 1))),
+            default=0,
+        )
+        rest = beta - mpq((n - 1) * reach, d)
+        return rest > 0 and order_statistic_below(self._rate(w), n - heavy, rest)
+
+    def _rate(self, w: int) -> Any:
+        return empty_rate(self.sampler, self.universe.size, w)
+
+    def _cut_holds(self, a: int, beta: Any, v: int) -> bool:
+        """Pr[V_a > v] ≤ β: the (a+1)-th largest empty bin is at most v."""
+        return order_statistic_below(self._rate(v + 1), a + 1, beta)
+
+    def _accuracy(self, beta: Any) -> Accuracy:
+        per_query, threshold = self.per_query_bound(beta)
+        spare = self._keep_heavy_beta(beta)
+        size, n = self.universe.size, self.n
+        everywhere = empty_maximum_quantile(self.sampler, size, spare * mpq(3, 4))
+        for _ in range(2):  # the cut only falls as a grows, so the second pass confirms
+            cut = smallest_at_least(partial(self._cut_holds, everywhere, spare / 8), 0, n, True)
+            dropped = dropping_simultaneous(self.sampler, n, cut, spare / 8)
+            if dropped is None:  # past the scan budget: every nonempty bin within a two-sided a
+                dropped = cut + self.sampler.accuracy(spare / 8 / n).per_query.a
+            if dropped <= everywhere:
+                break
+            everywhere = dropped
         return Accuracy(
             ErrorBound(per_query, beta),
-            ErrorBound(2 * everywhere, beta),
-            threshold=2 * heavy,
-            formula="Thm 6.6: (a₁, δ+2β₂+2β₃) on counts > 2a₂; (2a₂, δ+2β₂+β₃) for all bins",
+            ErrorBound(min(everywhere, n), beta),
+            threshold=threshold,
+            formula=(
+                "β_KH = (β − β₂)/(1 − β₂) − δ; a₁ at 15β_KH/16 on counts c with Pr[c-th largest "
+                "empty ≥ c − a₁] ≤ β_KH/16; all bins: the largest empty at 3β_KH/4, the (a+1)-th "
+                "largest as the cut of the dropped-bin bound, β_KH/8 each"
+            ),
         )
+
+    def covered_above(self, beta: Any) -> int:
+        """The count above which the per-query bound holds (for :mod:`.coverage`)."""
+        return self.per_query_bound(beta)[1]
 
     def program(self, counts: TrueCounts) -> Program[Released]:
         """The release as a program (sampled by :meth:`release`; its law is computable)."""

@@ -17,6 +17,7 @@ from typing import Any
 from gmpy2 import mpq
 
 from dpplug.errors import BadParameter
+from dpplug.exact import display_log2
 from dpplug.guarantee import Neighbouring, Relation
 from dpplug.kinds import SAMPLER, CountingQuerySampler
 from dpplug.params import Param, count_bound_param
@@ -28,8 +29,15 @@ REPLACE_ONE = Neighbouring(Relation.REPLACE_ONE)
 HALF = mpq(1, 2)
 
 
-def releaser_params(default_sampler: str) -> tuple[Param, ...]:
-    """universe, n, epsilon, sampler, sampler_options and beta, in that order."""
+#: The largest n of a releaser whose cost does not grow with n (the samplers' own limit).
+MAX_N = 1 << 40
+
+
+def releaser_params(
+    default_sampler: str, max_n: int = MAX_N, beyond: str = ""
+) -> tuple[Param, ...]:
+    """universe, n (at most *max_n*; *beyond* says what to use past it), epsilon, sampler,
+    sampler_options and beta, in that order."""
     return (
         Param(
             "universe",
@@ -37,7 +45,7 @@ def releaser_params(default_sampler: str) -> tuple[Param, ...]:
             "The public label set X: range:LOW:HIGH, bytes:L, text:L or labels:[…].",
             example='"range:0:999"',
         ),
-        count_bound_param(high=1 << 40),
+        count_bound_param(high=max_n, beyond=beyond),
         Param(
             "epsilon",
             "rational",
@@ -80,9 +88,10 @@ def build_sampler(
     params: dict[str, Any],
     registry: Registry,
     epsilon_share: Any = HALF,
-    gamma: Any = None,
+    gamma: tuple[Any, str] | None = None,
 ) -> CountingQuerySampler:
-    """The sampler *params* name, built for this releaser (see the module docstring)."""
+    """The sampler *params* name, built for this releaser (see the module docstring); *gamma*
+    is the γ to give a sampler that takes one, with the formula it comes from (for messages)."""
     name = params["sampler"]
     entry = registry.get(name)
     if entry.kind is not SAMPLER:
@@ -112,10 +121,12 @@ def build_sampler(
             f"{releaser}, or pick a sampler that takes one"
         )
     if "gamma" in declared and "gamma" not in options and gamma is not None:
-        given["gamma"] = gamma
+        given["gamma"] = gamma[0]
     for param in entry.cls.schema:
         if param.name in ("n", "epsilon") and param.name in given:
             _check_derived(releaser, name, param, given[param.name], epsilon_share)
+        elif param.name == "gamma" and "gamma" in given and gamma is not None:
+            _check_gamma(releaser, name, param, gamma)
     sampler = entry.create(**given, **options)
     assert isinstance(sampler, CountingQuerySampler)
     low, high = sampler.count_bounds
@@ -139,6 +150,22 @@ def require_bounded(releaser: str, sampler: CountingQuerySampler, n: int) -> int
     if not sampler.guarantee.pure:
         raise BadParameter(f"{releaser} needs a pure-DP sampler; {sampler.name} is approximate")
     return sampler.d
+
+
+def _check_gamma(releaser: str, sampler: str, param: Param, gamma: tuple[Any, str]) -> None:
+    """The γ the releaser derives (from β and |X|, or δ) within the sampler's range, or a message
+    naming what to change."""
+    value, formula = gamma
+    try:
+        param.coerce(value)
+    except BadParameter:
+        shown = f"2^{display_log2(value):.1f}"
+        raise BadParameter(
+            f"{releaser} runs {sampler} with γ = {formula} ≈ {shown}, outside {sampler}'s range "
+            f"{param.range_text()}; declare a smaller universe or a larger beta (or delta), set "
+            f"gamma in sampler_options, or pick another sampler (e.g. "
+            f"sampler='geosample')"
+        ) from None
 
 
 def _check_derived(

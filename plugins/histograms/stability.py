@@ -11,9 +11,13 @@ hockey-stick checks over every replacement neighbour (tests) show it is the wors
 that moves between bins makes one bin appear or vanish at count 1; everything else is the basic
 histogram's e^{2ε_M}. For FastSample the paper's γ ≤ δ/2 is used when γ is not given.
 
-**Accuracy.** A released count is within the sampler's a with probability 1 − β for true counts
-above t + a (then it is released too). All bins at once: with the sampler's a at β/n (at most n
-nonempty bins), every error is at most a + t, since a dropped bin's true count is at most t + a.
+**Accuracy.** A bin of true count c > t + a is dropped only if its noise is below −a, so it is
+within the sampler's a with probability 1 − β (the per-query bound, on counts above t + a). All
+bins at once: a bin fails if it is released more than a off, or dropped (released as 0) while
+c > a, and the failure probability of a release is at most Σ_x f(c_x) ≤ n·max_c f(c)/c with f
+exact from the scaled CDF (:func:`~.error_bounds.dropping_simultaneous`): the worst dataset is
+about n/(t + a) bins with counts just above a, each dropped through one tail. (The union bound
+(a at β/n) + t is the fallback past the scan budget.)
 """
 
 from __future__ import annotations
@@ -27,6 +31,8 @@ from dpplug.guarantee import Accuracy, ErrorBound, Guarantee
 from dpplug.histograms import SparseHistogram
 from dpplug.kinds import HistogramReleaser, TrueCounts
 from dpplug.params import Param, Schema
+from dpplug.plugins.histograms.coverage import warn_if_uncovered
+from dpplug.plugins.histograms.error_bounds import dropping_simultaneous
 from dpplug.plugins.histograms.sampler_choice import (
     REPLACE_ONE,
     build_sampler,
@@ -63,7 +69,7 @@ class StabilityHistogramReleaser(HistogramReleaser):
         super().__init__(**params)
         self.universe = self.params["universe"]
         self.n = self.params["n"]
-        gamma = self.params["delta"] / 2
+        gamma = (self.params["delta"] / 2, "δ/2")
         self.sampler = build_sampler(self.name, self.params, self.registry_in_use(), gamma=gamma)
         d = require_bounded(self.name, self.sampler, self.n)
         floor = d - d * self.params["delta"]  # F(1, t) ≥ d(1 − δ)
@@ -72,19 +78,29 @@ class StabilityHistogramReleaser(HistogramReleaser):
         )
         self.delta = mpq(d - self.sampler.scaled_cdf(self.threshold, 1), d)
         self.derived = {"sampler": repr(self.sampler), "threshold": self.threshold}
+        warn_if_uncovered(self)
 
     @property
     def guarantee(self) -> Guarantee:
         return Guarantee(self.sampler.guarantee.exp_epsilon**2, self.delta, REPLACE_ONE)
 
+    def covered_above(self, beta: Any) -> int:
+        """t + a: the count above which the per-query bound holds (for :mod:`.coverage`)."""
+        return int(self.threshold + self.sampler.accuracy(beta).per_query.a)
+
     def _accuracy(self, beta: Any) -> Accuracy:
         per_query = self.sampler.accuracy(beta).per_query.a
-        everywhere = self.sampler.accuracy(beta / self.n).per_query.a
+        everywhere = dropping_simultaneous(self.sampler, self.n, self.threshold, beta)
+        if everywhere is None:  # past the scan budget: the union bound of Thm 5.6
+            everywhere = self.sampler.accuracy(beta / self.n).per_query.a + self.threshold
         return Accuracy(
             ErrorBound(per_query, beta),
-            ErrorBound(everywhere + self.threshold, beta),
-            threshold=self.threshold + per_query,
-            formula=f"t = {self.threshold}; a at β on counts > t + a; (a at β/n) + t for all bins",
+            ErrorBound(min(everywhere, self.n), beta),
+            threshold=self.covered_above(beta),
+            formula=(
+                f"t = {self.threshold}; a at β on counts > t + a; for all bins the smallest a "
+                f"with n·f(c, a) ≤ β·c for every count c (f: released > a off, or dropped)"
+            ),
         )
 
     def _release(self, counts: TrueCounts, source: RandomSource) -> SparseHistogram:

@@ -351,15 +351,16 @@ class LocalGenerator(GeoSample):
 
 
 class OverclaimsRareTails(FixedPointGeometric):
-    """Exact where β is common; at β below 1/100 it declares an error bound 2 below the truth,
-    on a case too large for the exact worst tail, so only a test with power at small β sees."""
+    """Exact where β is common; at β below 1/100 it declares an error bound 4 below the truth (a
+    true failure rate of about e²·β), on a case too large for the exact worst tail, so only a test
+    with power at small β sees."""
 
     name = "zoo-overclaims-rare-tails"
     conformance_cases = ({"n": 1000, "epsilon": mpq(1, 2)},)
 
     def _accuracy(self, beta: Any) -> dpplug.Accuracy:
         real = super()._accuracy(beta).per_query
-        bound = dpplug.ErrorBound(real.a - 2 if beta < mpq(1, 100) else real.a, beta)
+        bound = dpplug.ErrorBound(real.a - 4 if beta < mpq(1, 100) else real.a, beta)
         return dpplug.Accuracy(bound, bound)
 
 

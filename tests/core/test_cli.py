@@ -214,3 +214,12 @@ def test_hostile_arguments_exit_2_with_one_line(
     status, _, err = run(capsys, *argv)
     assert status == 2, err
     assert err.count("\n") == 1 and err.startswith("dpplug: error:") and message in err
+
+
+@pytest.mark.parametrize("command", [(), ("list",), ("describe",), ("sample",), ("conform",)])
+def test_help_is_plain_text(capsys: pytest.CaptureFixture[str], command: tuple[str, ...]) -> None:
+    with pytest.raises(SystemExit) as exit_:
+        main([*command, "--help"])
+    out = capsys.readouterr().out
+    assert exit_.value.code == 0 and out.startswith("usage: dpplug")
+    assert not any(markup in out for markup in ("``", ":class:", ":mod:", ":data:", ":func:"))

@@ -16,6 +16,7 @@ import dpplug
 from dpplug import Registry
 
 BUILTIN_SAMPLERS = {
+    "discrete-gaussian",
     "discrete-laplace",
     "fastsample",
     "fixedpoint-geometric",
@@ -33,6 +34,12 @@ BUILTIN_RELEASERS = {
     "compact-histogram",
     "pure-sparse-histogram",
     "stability-histogram",
+}
+BUILTIN_ANONYMIZED = {"privhist", "sorted-histogram"}
+BUILTIN_QUERY_RELEASERS = {
+    "independent-laplace",
+    "sparse-multiplicative-weights",
+    "sparse-projection",
 }
 
 
@@ -58,7 +65,18 @@ def test_builtins_are_registered_through_the_hooks_with_their_source() -> None:
     assert {e.name for e in selectors} == BUILTIN_SELECTORS
     releasers = registry.entries(dpplug.kinds.HISTOGRAM_RELEASER)
     assert {e.name for e in releasers} == BUILTIN_RELEASERS
-    assert len(registry) == len(BUILTIN_SAMPLERS | BUILTIN_SELECTORS | BUILTIN_RELEASERS)
+    anonymized = registry.entries(dpplug.kinds.ANONYMIZED_HISTOGRAM_RELEASER)
+    assert {e.name for e in anonymized} == BUILTIN_ANONYMIZED
+    queries = registry.entries(dpplug.kinds.QUERY_RELEASER)
+    assert {e.name for e in queries} == BUILTIN_QUERY_RELEASERS
+    everything = (
+        BUILTIN_SAMPLERS
+        | BUILTIN_SELECTORS
+        | BUILTIN_RELEASERS
+        | BUILTIN_ANONYMIZED
+        | BUILTIN_QUERY_RELEASERS
+    )
+    assert len(registry) == len(everything)
     assert registry.broken == []
     for entry in registry:
         assert entry.source.distribution == "dpplug"
@@ -253,7 +271,9 @@ def test_a_built_in_family_that_cannot_import_is_quarantined_alone() -> None:
     )
     assert result.returncode == 0, result.stderr
     out = json.loads(result.stdout)
-    assert set(out["names"]) == BUILTIN_SAMPLERS | BUILTIN_RELEASERS
+    assert set(out["names"]) == (
+        BUILTIN_SAMPLERS | BUILTIN_RELEASERS | BUILTIN_ANONYMIZED | BUILTIN_QUERY_RELEASERS
+    )
     ((family, error),) = out["broken"]
     assert family == "dpplug.plugins.partition"
     assert "scipy.stats" in error

@@ -24,7 +24,7 @@ def _blocks(page: str) -> list[str]:
 
 def _run(block: str, name: str) -> dict[str, Any]:
     namespace: dict[str, Any] = {"__name__": name}
-    exec(compile(block, name, "exec"), namespace)
+    exec(compile(block, name, "exec"), namespace)  # the documentation's own code
     return namespace
 
 

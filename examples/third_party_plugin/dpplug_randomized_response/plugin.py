@@ -16,19 +16,18 @@ from dpplug.guarantee import COUNT_SENSITIVITY_1
 
 
 class RandomizedResponse(dpplug.CountingQuerySampler):
-    name = "randomized-response"
+    name = "randomized-response"  # lower-case words joined by dashes
     summary = "Keep a bit with probability 3/4, flip it otherwise (e^ε = 3)."
     reference = "Warner 1965, randomized response"
-    schema = dpplug.Schema(())
-    conformance_cases = ({},)
+    schema = dpplug.Schema(())  # validated parameters: dpplug.Param(...)
+    conformance_cases = ({},)  # small cases for the exact checks
 
     def __init__(self, **params: object) -> None:
-        super().__init__(**params)
-        self.n = 1
-        self.d = 4
+        super().__init__(**params)  # validates params before anything else
+        self.n, self.d = 1, 4  # counts in [0, 1], randomness u in [1, 4]
 
     @property
-    def guarantee(self) -> dpplug.Guarantee:
+    def guarantee(self) -> dpplug.Guarantee:  # e^ε = 3 exactly, δ = 0, counts one apart
         return dpplug.Guarantee(3, 0, COUNT_SENSITIVITY_1)
 
     def _output(self, count: int, u: int) -> int:

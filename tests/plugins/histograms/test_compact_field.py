@@ -2,7 +2,8 @@
 docs/mechanisms.md#compact-histogram) over a prime field: the polynomial family is (n+1)-wise
 independent (all polynomials enumerated over small fields), interpolation reproduces its points with
 degree ≤ n, the modulus is a proven prime, released nonempty bins read back exactly their noisy
-counts through both evaluation paths, and the guarantee is L²·(q+1)/q exactly."""
+counts through both evaluation paths, and the guarantee is L²·(P·p+1)/(P·p−1) exactly."""
+
 from __future__ import annotations
 
 import random
@@ -112,26 +113,33 @@ def create(params: dict[str, Any]) -> Any:
 
 
 @pytest.mark.parametrize("params", CASES, ids=case_id)
-def test_guarantee_is_sampler_squared_times_q_plus_one_over_q(params: dict[str, Any]) -> None:
+def test_guarantee_is_sampler_squared_times_the_empty_bin_ratios(params: dict[str, Any]) -> None:
+    """e^ε = L²·(P·p + 1)/(P·p − 1) with p the smallest probability of M(0, U), at least the
+    exact ratios recomputed here from the sampler's pmf at 0 and the S_v intervals, and at most
+    (q₀+1)/q₀ (Cor. 7.3); the field is the smallest Proth prime that guarantees it."""
     releaser = create(params)
-    d = releaser.sampler.d
-    q = releaser.modulus // d
-    assert releaser.law.q == q and releaser.derived["q"] == q
-    assert releaser.modulus >= max(releaser.universe.size, d)
-    assert flint.fmpz(releaser.modulus).is_prime()
-    per_count = releaser.sampler.guarantee.exp_epsilon
-    assert releaser.guarantee.exp_epsilon == per_count**2 * mpq(q + 1, q)
-    assert releaser.guarantee.pure
-    if "epsilon" in params:
-        epsilon = mpq(params["epsilon"])
-        assert q >= 10 / epsilon  # ln((q+1)/q) ≤ 1/q ≤ ε/10 (Cor. 7.3)
-        assert releaser.sampler.params["epsilon"] == epsilon * mpq(9, 20)
-    # The empty-bin law of the release is within the ratio bounds (exact, per value).
-    law = EmptyBinLaw(releaser.sampler, releaser.modulus)
+    modulus, n, d = releaser.modulus, releaser.n, releaser.sampler.d
+    assert flint.fmpz(modulus).is_prime() and modulus >= releaser.universe.size
     pmf = releaser.sampler.pmf(0)
-    for v in range(releaser.n + 1):
-        m0 = mpq(law.interval(v)[1], releaser.modulus)
-        assert q * d * pmf[v] <= m0 * releaser.modulus <= (q + 1) * d * pmf[v]
+    law = EmptyBinLaw(releaser.sampler, modulus)
+    ratios = [mpq(law.interval(v)[1], modulus) / pmf[v] for v in range(n + 1) if pmf[v]]
+    above, below = max(ratios), max(1 / r for r in ratios)
+    smallest = min(p for p in pmf.values() if p)
+    assert releaser.smallest in (smallest, mpq(1, d))  # scanned, or 1/d where P ≥ |X| binds
+    grid = modulus * releaser.smallest
+    assert releaser.empty_ratio == (grid + 1) / (grid - 1) >= above * below  # sound
+    per_count = releaser.sampler.guarantee.exp_epsilon
+    assert releaser.guarantee.exp_epsilon == per_count**2 * releaser.empty_ratio
+    assert releaser.guarantee.pure
+    epsilon = mpq(params["epsilon"]) if "epsilon" in params else None
+    q = 1000 if epsilon is None else -(-10 // epsilon)
+    assert releaser.empty_ratio <= mpq(q + 1, q)  # ln((q+1)/q) ≤ 1/q ≤ ε/10 (Cor. 7.3)
+    assert grid >= 2 * q + 1
+    assert modulus < 2 * max(releaser.universe.size, (2 * q + 1) / releaser.smallest) + 2
+    if epsilon is not None:
+        assert releaser.sampler.params["epsilon"] == epsilon * mpq(9, 20)
+    if d.bit_length() > 128:  # FastSample: far fewer bits than Lemma 8.4's P ≥ (q+1)·d
+        assert modulus.bit_length() < d.bit_length() // 2
 
 
 def labels_of(universe: Any, count: int, seed: int) -> list[object]:

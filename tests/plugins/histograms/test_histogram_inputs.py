@@ -206,12 +206,13 @@ def test_accuracy_needs_beta_in_zero_one(name: str) -> None:
 
 
 def test_pure_sparse_cannot_promise_a_beta_below_its_mixing_failure() -> None:
-    """β₂ = β/6 of the releases come from the random histogram: accuracy at β ≤ 2β₂ is refused."""
+    """β₂ = β/6 of the releases come from the random histogram: accuracy at β ≤ β₂ is refused."""
     releaser = create("pure-sparse-histogram")
     assert releaser.beta2 == Fraction(1, 120)
-    with pytest.raises(dpplug.BadParameter, match="2β₂"):
-        releaser.accuracy(Fraction(1, 60))
-    assert releaser.accuracy(Fraction(1, 30)).per_query.beta == Fraction(1, 30)
+    for beta in (Fraction(1, 120), Fraction(1, 200)):
+        with pytest.raises(dpplug.BadParameter, match="β₂ = 1/120"):
+            releaser.accuracy(beta)
+    assert releaser.accuracy(Fraction(1, 119)).per_query.beta == Fraction(1, 119)
 
 
 @pytest.mark.parametrize(

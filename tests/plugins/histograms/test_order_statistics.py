@@ -181,7 +181,8 @@ def test_approximate_is_within_the_bound_and_improves_with_precision(
 
 def test_total_variation_bound_and_bits_for() -> None:
     assert total_variation_bound(2, 3, 10) == mpq(2 * 3 * 6, 1024)
-    for top, k, delta in [(2, 3, mpq(1, 10)), (10, 11, mpq(1, 10**9)), (200, 201, mpq(1, 7**300))]:
-        bits = bits_for(top, k, delta)
+    for top, k, delta_bits in [(2, 3, 4), (10, 11, 30), (200, 201, 843), (1, 2, 0)]:
+        bits = bits_for(top, k, delta_bits)
+        delta = mpq(1, 1 << delta_bits)
         assert total_variation_bound(top, k, bits) <= delta
         assert total_variation_bound(top, k, bits - 1) > delta  # the smallest such b

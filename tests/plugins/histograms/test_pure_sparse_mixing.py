@@ -2,12 +2,13 @@
 docs/mechanisms.md#pure-sparse-histogram), exactly.
 
 The random histogram of step 2 is enumerated with program.law on tiny universes: its support is
-all of H_{n,n}(X) (the range of KeepHeavy) and its smallest probability is at least the
-releaser's min_probability. The releaser's δ then satisfies the mixing condition
+all of H_{n,n}(X) (the range of KeepHeavy) and its smallest probability is exactly
+p_min = n!/((n+1)^n·|X|^n). The releaser's δ = 2^{−delta_bits} then satisfies the mixing condition
 
     δ ≤ ((e^ε − 1)/(e^ε + 1)) · (β₂/(1 − β₂)) · min_h Pr[random histogram = h]
 
-with e^ε the releaser's guarantee, and its precision b gives total_variation_bound ≤ δ.
+with e^ε the releaser's guarantee, exactly (rationals), and is within a factor 4 of it (the
+directed rounding loses at most two bits); its precision b gives total_variation_bound ≤ δ.
 Finally the whole release program is enumerated (n = 1, precision lowered to 6 bits): it is the
 β₂-mixture of KH′ and the random histogram, within (1 − β₂)·total_variation_bound of the mixture
 with KeepHeavy.
@@ -76,28 +77,33 @@ def case_id(params: dict[str, Any]) -> str:
     return "-".join(f"{v}" for v in params.values())
 
 
+def allowed_delta(releaser: Any, smallest: Any) -> Any:
+    """The largest δ the mixing lemma allows, exactly."""
+    exp_epsilon, beta2 = releaser.guarantee.exp_epsilon, releaser.beta2
+    return (exp_epsilon - 1) / (exp_epsilon + 1) * beta2 / (1 - beta2) * smallest
+
+
 @pytest.mark.parametrize("params", CASES, ids=case_id)
 def test_delta_satisfies_the_mixing_condition_exactly(params: dict[str, Any]) -> None:
     releaser = plugin_registry().create("pure-sparse-histogram", **params)
     size, n = releaser.universe.size, releaser.n
-    exp_epsilon = releaser.guarantee.exp_epsilon
     assert releaser.guarantee.pure
-    assert exp_epsilon == releaser.sampler.guarantee.exp_epsilon**2
+    assert releaser.guarantee.exp_epsilon == releaser.sampler.guarantee.exp_epsilon**2
     beta2 = releaser.beta2
     assert beta2 == mpq(1, int(1 / beta2)) and beta2 <= mpq(params.get("beta", mpq(1, 20))) / 6
 
     smallest = min(random_histogram_law(size, n).values())
-    assert smallest >= releaser.min_probability
-    allowed = (exp_epsilon - 1) / (exp_epsilon + 1) * beta2 / (1 - beta2) * smallest
-    assert 0 < releaser.delta <= allowed
+    allowed = allowed_delta(releaser, smallest)
+    delta = mpq(1, 1 << releaser.delta_bits)
+    assert delta <= allowed < 4 * delta  # valid, and at most two bits below the largest
 
 
 @pytest.mark.parametrize("params", CASES, ids=case_id)
 def test_precision_bits_give_total_variation_at_most_delta(params: dict[str, Any]) -> None:
     releaser = plugin_registry().create("pure-sparse-histogram", **params)
-    n, bits = releaser.n, releaser.bits
-    assert total_variation_bound(n, n + 1, bits) <= releaser.delta
-    assert total_variation_bound(n, n + 1, bits - 1) > releaser.delta  # the smallest such b
+    n, bits, delta = releaser.n, releaser.bits, mpq(1, 1 << releaser.delta_bits)
+    assert total_variation_bound(n, n + 1, bits) <= delta
+    assert total_variation_bound(n, n + 1, bits - 1) > delta  # the smallest such b
     assert releaser.derived["precision_bits"] == bits
 
 
@@ -105,15 +111,30 @@ def test_precision_bits_give_total_variation_at_most_delta(params: dict[str, Any
     ("universe", "n"), [("bytes:8", 50), ("text:4", 200), ("range:0:999999", 1000)]
 )
 def test_mixing_condition_on_large_universes(universe: str, n: int) -> None:
-    """Beyond enumeration: the condition with the releaser's p_min, which the small cases show
-    is the true minimum."""
+    """Beyond enumeration: the condition with p_min, which the small cases show is the true
+    minimum, in exact rationals."""
     releaser = dpplug.create("pure-sparse-histogram", universe=universe, n=n, epsilon=1)
-    exp_epsilon, beta2 = releaser.guarantee.exp_epsilon, releaser.beta2
     size = releaser.universe.size
-    assert releaser.min_probability == mpq(factorial(n), (n + 1) ** n * size**n)
-    allowed = (exp_epsilon - 1) / (exp_epsilon + 1) * beta2 / (1 - beta2) * releaser.min_probability
-    assert 0 < releaser.delta <= allowed
-    assert total_variation_bound(n, n + 1, releaser.bits) <= releaser.delta
+    allowed = allowed_delta(releaser, mpq(factorial(n), (n + 1) ** n * size**n))
+    delta = mpq(1, 1 << releaser.delta_bits)
+    assert delta <= allowed < 4 * delta
+    assert total_variation_bound(n, n + 1, releaser.bits) <= delta
+
+
+@pytest.mark.parametrize(
+    ("universe", "n", "sampler"),
+    [("bytes:127", 4096, "geosample"), ("text:50", 1000, "geosample"), ("range:0:3", 1, None)],
+)
+def test_delta_is_valid_and_tight_at_the_largest_universe(
+    universe: str, n: int, sampler: str | None
+) -> None:
+    """|X| up to 2^1016 (the exact bound has millions of bits, checked in exact rationals)."""
+    extra = {"sampler": sampler} if sampler else {}
+    releaser = dpplug.create("pure-sparse-histogram", universe=universe, n=n, epsilon=1, **extra)
+    size = releaser.universe.size
+    allowed = allowed_delta(releaser, mpq(factorial(n), (n + 1) ** n * size**n))
+    delta = mpq(1, 1 << releaser.delta_bits)
+    assert delta <= allowed < 4 * delta
 
 
 @pytest.mark.parametrize(("size", "data"), [(4, {3: 1}), (4, {}), (5, {0: 1})])

@@ -1,0 +1,479 @@
+"""The probe of the anonymized-histogram-releaser kind: tiny anonymized histograms in, released
+histograms out.
+
+Input k is the k-th histogram of :data:`CHAIN`, in which consecutive histograms are neighbours
+(one count changes by one; the first step makes a count of 1 appear). An output is coded as one
+integer: the released total (capped at 15), then φ₁…φ₄ of the release (each capped at 7) and
+whether it has a count above 4, so that the audit's events "= code" are exact small outputs and
+"≥ code" events are about the total first.
+
+Exact privacy (:meth:`AnonymizedProbe.exact_privacy`): for a mechanism whose ``program`` makes
+one :class:`~dpplug.program.Noise` request (the release is a function of one noisy vector), every
+pair of neighbouring histograms of at most :data:`EXACT_ITEMS` items is compared exactly: both
+requests must use the same sampler on vectors of the same length, and the likelihood ratio of
+the noisy vectors is the product over coordinates of the sampler's exact pmf ratios
+(:mod:`~dpplug.conformance.divergence`, geometric tails summed in closed form). Mechanisms whose
+later noise requests depend on earlier noisy values (PrivHist's blocks) cannot be enumerated
+this way and are left to the audit.
+
+Before that (:meth:`AnonymizedProbe.implementation_check`), the code is held to its program:
+releases of the chain's histograms must be the program's outputs for the same seeded draws, so
+a plugin cannot pass the exact check on a declared program and release something else.
+Generated cases (:mod:`~dpplug.conformance.generated`) are kept when e^ε is at least
+:data:`MIN_SMALL_EXP_EPSILON` and the mechanism takes every histogram the checks use.
+
+Accuracy follows the mechanism's ``accuracy_scope``: the released total against n, or the
+released counts rank by rank (per query for the first ranks, and all ranks at once). Hygiene
+releases small histograms in every input form (rows sorted and shuffled, a mapping,
+prevalences), which must give the same release from the same seed, and checks that each call
+leaves the caller's data and the global generators as they were.
+"""
+
+from __future__ import annotations
+
+import numbers
+from collections.abc import Callable, Iterator
+from functools import partial
+from typing import Any, cast
+
+import numpy as np
+import numpy.typing as npt
+from gmpy2 import mpq
+from hypothesis import strategies as st
+
+from dpplug.anonymized import AnonymizedHistogram
+from dpplug.conformance.divergence import exact_text, max_likelihood_ratio
+from dpplug.conformance.probes.base import (
+    BETAS,
+    NOT_REPRODUCIBLE,
+    Call,
+    Claim,
+    DataSpace,
+    PrivacyCheck,
+    Probe,
+    SampledClaim,
+    quantile_plot,
+    strict_time_problems,
+)
+from dpplug.conformance.settings import Settings
+from dpplug.errors import DpplugError, NotSupported
+from dpplug.kinds import AccuracyScope, AnonymizedHistogramReleaser, Prevalences
+from dpplug.pmf import Pmf
+from dpplug.program import Noise, run
+from dpplug.randomness import RandomSource, SeededSource
+
+#: Sorted counts of the probed histograms; consecutive entries are neighbours.
+CHAIN: tuple[tuple[int, ...], ...] = ((), (1,), (2,), (2, 1), (2, 2), (3, 2), (3, 3), (4, 3))
+#: The exact check compares every pair of neighbouring histograms with at most this many items.
+EXACT_ITEMS = 6
+#: Accuracy is tested on releases of this histogram (sorted counts).
+ACCURACY_DATA = (6, 4, 4, 2, 1, 1)
+#: Per-query accuracy is tested on this many ranks.
+ACCURACY_RANKS = 3
+#: The most releases a sampled accuracy claim may take.
+MAX_RELEASE_TRIALS = 50_000
+#: Hygiene releases per dataset and input form.
+RELEASES = 16
+#: Small histograms the hygiene contract releases in every input form (sorted counts).
+HYGIENE_DATA: tuple[tuple[int, ...], ...] = ((), (1,), (3, 1, 1), (5, 2, 2, 1))
+#: Generated cases whose e^ε is below this draw too much noise for the checks' many releases.
+MIN_SMALL_EXP_EPSILON = mpq(5, 4)
+#: Seeds at which the implementation check compares a release with its program's output.
+IMPLEMENTATION_SEEDS = 4
+_CAPS = (15, 7)  # the total, and each of φ₁…φ₄, in the output code
+
+
+def partitions(n: int, largest: int | None = None) -> Iterator[tuple[int, ...]]:
+    """Every anonymized histogram of exactly n items, as non-increasing count tuples."""
+    largest = n if largest is None else largest
+    if n == 0:
+        yield ()
+        return
+    for first in range(min(n, largest), 0, -1):
+        for rest in partitions(n - first, first):
+            yield (first, *rest)
+
+
+def neighbours(counts: tuple[int, ...]) -> list[tuple[int, ...]]:
+    """The histograms one count above *counts* (a count grows by one, or a count of 1
+    appears), so that every neighbouring pair is listed once."""
+    found = {
+        tuple(sorted((*counts[:i], c + 1, *counts[i + 1 :]), reverse=True))
+        for i, c in enumerate(counts)
+    }
+    found.add((*counts, 1))
+    return sorted(found)
+
+
+def prevalences_of(counts: tuple[int, ...]) -> Prevalences:
+    return Prevalences.of_counts(counts)
+
+
+def _shown(counts: tuple[int, ...]) -> str:
+    return "{" + ", ".join(map(str, counts)) + "}"
+
+
+class AnonymizedProbe(Probe):
+    """An anonymized-histogram releaser on the histograms of :data:`CHAIN` (see the module
+    docstring)."""
+
+    @property
+    def releaser(self) -> AnonymizedHistogramReleaser:
+        return cast(AnonymizedHistogramReleaser, self.mechanism)
+
+    @property
+    def inputs(self) -> tuple[int, ...]:
+        return (0, len(CHAIN) // 2, len(CHAIN) - 1)
+
+    @property
+    def pairs(self) -> tuple[tuple[int, int], ...]:
+        """A count of 1 appearing in the empty histogram, and a count moving up past another."""
+        return ((0, 1), (3, 4))
+
+    def sample_size(self, settings: Settings) -> int:
+        return settings.releases
+
+    def draw(self, value: int, size: int, source: RandomSource) -> npt.NDArray[Any]:
+        prevalences = prevalences_of(CHAIN[value]).as_dict()
+        releases = [self.releaser.release_prevalences(prevalences, source) for _ in range(size)]
+        return np.array([code(r) for r in releases], dtype=np.int64)
+
+    def law(self, value: int) -> Pmf:
+        raise NotSupported(
+            f"{self.releaser.name}'s output law has unbounded noise and is not enumerated"
+        )
+
+    def show_input(self, value: int) -> str:
+        return _shown(CHAIN[value])
+
+    def show_output(self, value: int) -> str:
+        total, rest = divmod(value, 2 * 8**4)
+        high, shape = divmod(rest, 8**4)
+        phi = [(shape // 8**i) % 8 for i in range(4)]
+        return f"(total {total}, φ₁…φ₄ {phi}{', counts > 4' if high else ''})"
+
+    # Exact privacy of one-request programs, and the code against its program.
+
+    def small(self, settings: Settings) -> bool:
+        """Cases with e^ε at least :data:`MIN_SMALL_EXP_EPSILON` (smaller ones draw too much
+        noise for the checks' many releases) that take every histogram the checks use (a sorted
+        histogram's public length must hold the :data:`EXACT_ITEMS` labels of the widest)."""
+        if self.guarantee.exp_epsilon < MIN_SMALL_EXP_EPSILON:
+            return False
+        widest = prevalences_of((1,) * EXACT_ITEMS).as_dict()
+        try:
+            self.releaser.release_prevalences(widest, SeededSource(settings.seed))
+        except DpplugError:  # refuses the widest histogram (a length too small)
+            return False
+        return True
+
+    def implementation_check(self, settings: Settings) -> PrivacyCheck:
+        """The code against its declared ``program``, which the exact check reads: the release
+        of every histogram of :data:`CHAIN` must be the program's output run from the same
+        seeded source (:func:`dpplug.program.run`), at :data:`IMPLEMENTATION_SEEDS` seeds. The
+        noise is unbounded, so the law itself is not replayed; this compares the outputs the
+        code and its declaration give for the same draws. Nothing without a program."""
+        program = getattr(self.releaser, "program", None)
+        if not callable(program):
+            return PrivacyCheck((), "")
+        seeds = range(settings.seed, settings.seed + IMPLEMENTATION_SEEDS)
+        for counts in CHAIN:
+            prevalences = prevalences_of(counts)
+            for seed in seeds:
+                released = self.releaser.release_prevalences(
+                    prevalences.as_dict(), SeededSource(seed)
+                )
+                declared = run(partial(program, prevalences), SeededSource(seed))
+                if not isinstance(released, AnonymizedHistogram) or not isinstance(
+                    declared, AnonymizedHistogram
+                ):
+                    failure = f"release() or its program gave a {type(released).__name__}"
+                    return PrivacyCheck((failure,), "")
+                if _content(released) != _content(declared):
+                    failure = (
+                        f"release() of {_shown(counts)} from seed {seed} gave "
+                        f"{_content(released)}, its program {_content(declared)}"
+                    )
+                    return PrivacyCheck((failure,), "")
+        summary = (
+            f"release() is its program's output on {len(CHAIN)} histograms at {len(seeds)} seeds"
+        )
+        return PrivacyCheck((), summary)
+
+    def exact_privacy(self, settings: Settings) -> PrivacyCheck:
+        program = getattr(self.releaser, "program", None)
+        if not callable(program):
+            raise NotSupported(
+                f"{self.releaser.name} has no program(prevalences) of noise requests to compare"
+            )
+        guarantee = self.guarantee
+        if not guarantee.pure:
+            raise NotSupported("the exact check compares pure guarantees only")
+        worst: Any = mpq(1)
+        worst_pair = ""
+        pairs = 0
+        for n in range(EXACT_ITEMS):
+            for counts in partitions(n):
+                for other in neighbours(counts):
+                    pairs += 1
+                    ratio = self._ratio(program, counts, other)
+                    if ratio is None or ratio > worst:
+                        worst, worst_pair = ratio, f"{_shown(counts)} and {_shown(other)}"
+                    if ratio is None:
+                        break
+        where = f"{pairs} neighbouring pairs of histograms with at most {EXACT_ITEMS} items"
+        bound = guarantee.exp_epsilon
+        if worst is None or worst > bound:
+            shown = "∞" if worst is None else exact_text(worst)
+            failure = f"likelihood ratio {shown} for {worst_pair} exceeds e^ε = {exact_text(bound)}"
+            return PrivacyCheck((failure,), where)
+        summary = f"noise ratio {float(worst):.6g} ≤ e^ε = {float(bound):.6g} on {where}"
+        return PrivacyCheck((), summary)
+
+    def _ratio(
+        self, program: Callable[[Prevalences], Any], a: tuple[int, ...], b: tuple[int, ...]
+    ) -> Any:
+        """The exact largest likelihood ratio of the one noise request of *a* and *b*."""
+        first, second = program(prevalences_of(a)), program(prevalences_of(b))
+        request, other = next(first), next(second)
+        if not (isinstance(request, Noise) and isinstance(other, Noise)):
+            raise NotSupported("the program's draws are not Noise requests")
+        for counts, draw in ((a, request), (b, other)):
+            for shift in (0, -1, 2):
+                try:
+                    fresh = program(prevalences_of(counts))
+                    next(fresh)
+                    fresh.send(tuple(c + shift for c in draw.counts))
+                except StopIteration:
+                    continue
+                raise NotSupported(
+                    "the program makes a second noise request (later noise depends on earlier "
+                    "noisy values), so its law is not enumerated; the audit checks it"
+                )
+        if request.sampler is not other.sampler or len(request.counts) != len(other.counts):
+            return None
+        ratio: Any = mpq(1)
+        for x, y in zip(request.counts, other.counts, strict=True):
+            if x != y:
+                single = max_likelihood_ratio(request.sampler.pmf(x), other.sampler.pmf(y))
+                if single is None:
+                    return None
+                ratio *= single
+        return ratio
+
+    # Accuracy.
+
+    def _errors(self, size: int, seed: int) -> dict[Any, npt.NDArray[np.int64]]:
+        """Per rank (and ``None`` for the largest over ranks, or for the total), the absolute
+        errors of the first *size* seeded releases of :data:`ACCURACY_DATA`. Releases are made
+        once, continued from the same source when a claim wants more, and shared by every
+        claim."""
+        tables: dict[int, tuple[SeededSource, list[list[int]]]]
+        tables = self.__dict__.setdefault("_error_rows", {})
+        source, rows = tables.setdefault(seed, (SeededSource(seed), []))
+        data = prevalences_of(ACCURACY_DATA).as_dict()
+        while len(rows) < size:
+            rows.append(self._error_row(self.releaser.release_prevalences(data, source)))
+        table = np.array(rows[:size], dtype=np.int64)
+        keys = self._error_keys()
+        return {key: table[:, i] for i, key in enumerate(keys)}
+
+    def _error_keys(self) -> list[int | None]:
+        if self.releaser.accuracy_scope is AccuracyScope.TOTAL:
+            return [None]
+        return [*range(ACCURACY_RANKS), None]
+
+    def _error_row(self, release: AnonymizedHistogram) -> list[int]:
+        """The errors of one release, in the order of :meth:`_error_keys`."""
+        truth = list(ACCURACY_DATA)
+        if self.releaser.accuracy_scope is AccuracyScope.TOTAL:
+            return [abs(release.total - sum(truth))]
+        shown = release.sorted_counts()
+        size = max(len(shown), len(truth))
+        padded = [(shown + [0] * size)[:size], (truth + [0] * size)[:size]]
+        errors = [abs(x - y) for x, y in zip(*padded, strict=True)]
+        return [*errors[:ACCURACY_RANKS], max(errors, default=0)]
+
+    def accuracy_claims(self, settings: Settings) -> list[Claim]:
+        claims: list[Claim] = []
+        scope = self.releaser.accuracy_scope
+        for beta in BETAS:
+            accuracy = self.releaser.accuracy(beta)
+            checks: list[tuple[int | None, str, int]]
+            if scope is AccuracyScope.TOTAL:
+                checks = [(None, "the released total's error", accuracy.per_query.a)]
+            else:
+                checks = [
+                    (rank, f"the error of the count of rank {rank + 1}", accuracy.per_query.a)
+                    for rank in range(ACCURACY_RANKS)
+                ]
+                checks.append((None, "the largest error over the ranks", accuracy.simultaneous.a))
+            for key, what, a in checks:
+                misses = partial(self._misses, settings.seed, key, a)
+                what = f"data {_shown(ACCURACY_DATA)}: {what} exceeds a={a}"
+                size = self.sample_size(settings)
+                claims.append(SampledClaim(what, beta, size, misses, MAX_RELEASE_TRIALS))
+        return claims
+
+    def _misses(self, seed: int, key: Any, a: int, size: int) -> int:
+        return int(np.count_nonzero(self._errors(size, seed)[key] > a))
+
+    def accuracy_plot(self, settings: Settings) -> dict[str, Any]:
+        claims = {beta: self.releaser.accuracy(beta).simultaneous.a for beta in BETAS}
+        case = f"{self.where}, data {_shown(ACCURACY_DATA)}"
+        errors = self._errors(self.sample_size(settings), settings.seed)[None]
+        return quantile_plot(case, errors, claims)
+
+    # Bad input and the property search.
+
+    def bad_data(self, source: SeededSource) -> list[tuple[str, Callable[[], object]]]:
+        """Negative, non-integer and oversized counts and prevalences, r ≤ 0, unhashable labels,
+        strings where rows belong, and wrong types, in each input form."""
+        release, compact = self.releaser.release, self.releaser.release_prevalences
+        bad_counts: list[object] = [-1, 0.5, 1.0, float("nan"), True, "1", None, 2**70]
+        calls: list[tuple[str, Callable[[], object]]] = []
+        for count in bad_counts:
+            calls.append((f"release({{'a': {count!r}}})", partial(release, {"a": count}, source)))
+            calls.append(
+                (f"release_prevalences({{{count!r}: 1}})", partial(compact, {count: 1}, source))
+            )
+            calls.append(
+                (f"release_prevalences({{1: {count!r}}})", partial(compact, {1: count}, source))
+            )
+        for data in ("ab", b"ab", 5, 1.5, None, object(), [[1]], [{"a": 1}]):
+            calls.append((f"release({data!r})", partial(release, data, source)))
+        for data in ({0: 1}, {-2: 1}, [1, 2], "x", None, {10**12: 2}):
+            calls.append((f"release_prevalences({data!r})", partial(compact, data, source)))
+        return calls
+
+    def data_space(self) -> DataSpace:
+        """Rows, label → count mappings and prevalence mappings with arbitrary values."""
+        value = st.one_of(
+            st.integers(-3, 6),
+            st.floats(),
+            st.booleans(),
+            st.fractions(),
+            st.none(),
+            st.text(max_size=2),
+        )
+        data = st.tuples(
+            st.sampled_from(["rows", "mapping", "prevalences"]),
+            st.one_of(
+                st.lists(
+                    st.one_of(
+                        st.integers(0, 3), st.text(max_size=2), st.lists(st.integers(), max_size=1)
+                    ),
+                    max_size=6,
+                ),
+                st.dictionaries(
+                    st.one_of(st.integers(-2, 6), st.text(max_size=2)), value, max_size=3
+                ),
+                st.text(max_size=3),
+                st.none(),
+            ),
+        )
+
+        def valid(given: object) -> bool:
+            form, payload = cast(tuple[str, Any], given)
+            if form != "prevalences" and isinstance(payload, list):
+                return all(not isinstance(x, list) for x in payload)
+            if not isinstance(payload, dict):
+                return False
+            if not all(_is_count(v) and v >= 0 for v in payload.values()):
+                return False
+            return form != "prevalences" or all(_is_count(r) and r >= 1 for r in payload)
+
+        return DataSpace(data, valid, self.release_in_form)
+
+    def release_in_form(self, given: object, source: RandomSource) -> AnonymizedHistogram:
+        """``release`` for rows and mappings, ``release_prevalences`` for prevalences."""
+        form, payload = cast(tuple[str, Any], given)
+        if form == "prevalences":
+            return self.releaser.release_prevalences(payload, source)
+        return self.releaser.release(payload, source)
+
+    # Hygiene.
+
+    def _forms(self, counts: tuple[int, ...], seed: int) -> dict[str, tuple[Any, Any]]:
+        """The histogram *counts* in every input form: form → (call, data). Rows come sorted
+        by label and in a seeded shuffled order."""
+        rows = [f"x{i}" for i, c in enumerate(counts) for _ in range(c)]
+        rng = np.random.default_rng(seed)  # shuffles test inputs only
+        shuffled = [rows[i] for i in rng.permutation(len(rows))]
+        release, compact = self.releaser.release, self.releaser.release_prevalences
+        return {
+            "rows": (release, rows),
+            "shuffled rows": (release, shuffled),
+            "mapping": (release, {f"x{i}": c for i, c in enumerate(counts)}),
+            "prevalences": (compact, prevalences_of(counts).as_dict()),
+        }
+
+    def calls(self, seed: int) -> list[Call]:
+        return [
+            Call(f"release of {_shown(counts)} as {form}", partial(call, data), (data,))
+            for counts in HYGIENE_DATA
+            for form, (call, data) in self._forms(counts, seed).items()
+        ]
+
+    def hygiene_problems(self, strict: bool, seed: int) -> list[str]:
+        """Releases of small histograms given as rows (in two orders), as a mapping and as
+        prevalences: each an :class:`~dpplug.anonymized.AnonymizedHistogram` with positive
+        integer prevalences in increasing r, a non-negative integer total and the mechanism's
+        guarantee; every form gives the same releases from the same seed; something is drawn,
+        and the same seed gives the same releases; a strict-time releaser draws as often on
+        every dataset."""
+        problems: list[str] = []
+        draws: dict[str, int] = {}
+        for counts in HYGIENE_DATA:
+            contents = {}
+            for form, (call, data) in self._forms(counts, seed).items():
+                source = SeededSource(seed)
+                releases = [call(data, source) for _ in range(RELEASES)]
+                for release in releases:
+                    problems += [f"data {_shown(counts)}: {p}" for p in self._problems(release)]
+                if problems:
+                    return problems
+                if source.draws == 0:
+                    problems.append(f"data {_shown(counts)}: drew nothing from the RandomSource")
+                contents[form] = [_content(r) for r in releases]
+                again = SeededSource(seed)
+                if contents[form] != [_content(call(data, again)) for _ in range(RELEASES)]:
+                    problems.append(f"data {_shown(counts)} as {form}: {NOT_REPRODUCIBLE}")
+                draws[f"{_shown(counts)} {form}"] = source.draws
+            if len({repr(c) for c in contents.values()}) > 1:
+                problems.append(
+                    f"data {_shown(counts)}: its input forms ({', '.join(contents)}) give "
+                    "different releases from the same seed"
+                )
+        return problems + strict_time_problems(strict, draws)
+
+    def _problems(self, release: Any) -> list[str]:
+        if not isinstance(release, AnonymizedHistogram):
+            return [f"released a {type(release).__name__}, not an AnonymizedHistogram"]
+        keys = list(release.prevalences)
+        if not all(_is_count(r) and r >= 1 for r in keys) or keys != sorted(keys):
+            return [f"prevalences keyed by {keys}, not counts r ≥ 1 in increasing order"]
+        if not all(_is_count(phi) and phi >= 1 for phi in release.prevalences.values()):
+            return [f"prevalences {release.prevalences} are not positive integers"]
+        if not (_is_count(release.total) and release.total >= 0):
+            return [f"the total {release.total!r} is not a non-negative integer"]
+        if release.guarantee != self.guarantee:
+            return ["the release carries a guarantee other than the mechanism's"]
+        return []
+
+
+def _content(release: AnonymizedHistogram) -> tuple[int, tuple[tuple[int, int], ...]]:
+    """What a release says: its total and its (r, φ_r) pairs."""
+    return release.total, tuple(release.prevalences.items())
+
+
+def code(release: AnonymizedHistogram) -> int:
+    """The integer code of a release (see the module docstring)."""
+    total_cap, phi_cap = _CAPS
+    shape = sum(min(release.prevalences.get(r, 0), phi_cap) * 8 ** (r - 1) for r in range(1, 5))
+    high = int(any(r > 4 for r in release.prevalences))
+    return int(min(release.total, total_cap) * 2 * 8**4 + high * 8**4 + shape)
+
+
+def _is_count(value: object) -> bool:
+    return isinstance(value, numbers.Integral) and not isinstance(value, bool | np.bool_)

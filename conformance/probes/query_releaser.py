@@ -1,0 +1,422 @@
+"""The probe of the query-releaser kind: small datasets over the first labels in, answers to
+sparse queries out.
+
+Input v is the dataset {x₀: v} (one row added or removed moves v by one: Blum & Roth's
+neighbours; the audit compares v = 0 and 1, and for a session ⌊n/2⌋ and ⌊n/2⌋ + 1); an output
+is the answer to the query {x₀: 1} in grid units, ⌊answer·n·W⌋ (for a session, the first answer
+after :meth:`~dpplug.QueryReleaser.start`). The noise of every built-in releaser is exact
+discrete Laplace or Gaussian noise, whose probabilities are irrational, so no exact law exists:
+exact privacy and the sampling law are skipped and the audit and the accuracy test check the
+releaser on samples (:attr:`Settings.releases` releases per input). For the same reason there
+is no :meth:`~.base.Probe.implementation_check` (no exact law to replay the code against), and
+every case is :meth:`~.base.Probe.small` (the generated cases only add hygiene checks, which
+are cheap on any of them).
+
+Accuracy is tested on a fixed workload of k m-sparse queries, chosen (from a seeded generator
+that draws nothing of the mechanism's) before any release, on a dataset over the first labels:
+the largest error of each release against the declared simultaneous a, and the first query's
+error against the per-query a, with as many releases as the contract's power asks (at most
+:data:`MAX_RELEASE_TRIALS`), made once and shared by every claim. Hygiene starts releases on
+small datasets and checks the answers (exact fractions in [0, 1]), their independence of how a
+query lists its labels, their reproducibility from the seed, and that nothing private shows: a
+session's public attributes do not depend on the data, it cannot be pickled, and it refuses a
+query past the k-th without drawing; a non-interactive release answers the same after a round
+trip through its bytes. Its :meth:`calls` pass mappings and rows, with fraction and float
+queries, for the generic checks that the caller's objects and the global generators are left
+as they were.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+import pickle
+import random
+from collections.abc import Callable
+from dataclasses import dataclass
+from fractions import Fraction
+from functools import partial
+from typing import Any, cast
+
+import numpy as np
+import numpy.typing as npt
+from hypothesis import strategies as st
+
+from dpplug.conformance.probes.base import (
+    BETAS,
+    NOT_REPRODUCIBLE,
+    Call,
+    Claim,
+    DataSpace,
+    PrivacyCheck,
+    Probe,
+    SampledClaim,
+    quantile_plot,
+)
+from dpplug.conformance.settings import Settings
+from dpplug.errors import BadParameter, DpplugError, NotSupported
+from dpplug.kinds import QueryReleaser
+from dpplug.pmf import Pmf
+from dpplug.queries import QueryAnswers
+from dpplug.randomness import RandomSource, SeededSource
+from dpplug.universe import Universe
+
+#: Labels the probe uses (the universe's first, or these when no universe is declared).
+PROBE_LABELS = 6
+#: The largest n for which n + 1 rows are passed as a list (reading them takes time ∝ n).
+ROWS_LIMIT = 10_000
+#: The most releases a sampled accuracy claim may take (each answers the k workload queries).
+MAX_RELEASE_TRIALS = 50_000
+NO_EXACT_LAW = (
+    "its answers carry discrete Laplace or Gaussian noise, whose probabilities (powers of "
+    "e^(−1/b)) are irrational, so no exact law exists; the audit and the accuracy contract check "
+    "it on samples"
+)
+
+
+def probe_labels(releaser: QueryReleaser, count: int = PROBE_LABELS) -> list[Any]:
+    """The first *count* labels of the universe, or "x0", "x1", … without one."""
+    universe = releaser.universe
+    if universe is None:
+        return [f"x{i}" for i in range(count)]
+    return [universe.label(i) for i in range(min(count, universe.size))]
+
+
+def workload_queries(releaser: QueryReleaser, seed: int) -> list[dict[Any, Fraction]]:
+    """k random m-sparse queries over the probe labels, from a seeded generator that builds test
+    inputs only: uniform supports, weights uniform on the grid 1/W."""
+    rng = random.Random(seed)
+    labels = probe_labels(releaser)
+    workload = releaser.workload
+    queries = []
+    for _ in range(workload.max_queries):
+        support = rng.sample(labels, min(workload.sparsity, len(labels)))
+        queries.append({x: Fraction(rng.randint(1, workload.grid), workload.grid) for x in support})
+    return queries
+
+
+def true_answer(query: dict[Any, Fraction], data: dict[Any, int], n: int) -> Fraction:
+    """Q(D) = (1/n)·Σ_x Q(x)·c_x."""
+    return sum((w * data.get(x, 0) for x, w in query.items()), Fraction(0)) / n
+
+
+@dataclass(frozen=True)
+class _Errors:
+    """Per release: the first query's error and the largest error, in grid units."""
+
+    first: npt.NDArray[np.float64]
+    largest: npt.NDArray[np.float64]
+
+
+class QueryReleaserProbe(Probe):
+    """A query releaser on datasets over its first labels (see the module docstring)."""
+
+    @property
+    def releaser(self) -> QueryReleaser:
+        return cast(QueryReleaser, self.mechanism)
+
+    @property
+    def scale(self) -> int:
+        return self.releaser.n * self.releaser.workload.grid
+
+    def dataset(self, value: int) -> dict[Any, int]:
+        return {probe_labels(self.releaser)[0]: value} if value else {}
+
+    @property
+    def inputs(self) -> tuple[int, ...]:
+        return (0, self.releaser.n // 2)
+
+    @property
+    def pairs(self) -> tuple[tuple[int, int], ...]:
+        """One row added to {x₀: 0}, and for a session to {x₀: ⌊n/2⌋} too (where a first answer
+        far from an initial hypothesis comes from the data)."""
+        middle = self.releaser.n // 2
+        if self.releaser.interactive and middle >= 1:
+            return ((0, 1), (middle, middle + 1))
+        return ((0, 1),)
+
+    def sample_size(self, settings: Settings) -> int:
+        return settings.releases
+
+    def draw(self, value: int, size: int, source: RandomSource) -> npt.NDArray[Any]:
+        data, query = self.dataset(value), {probe_labels(self.releaser)[0]: 1}
+        answers = [self.releaser.start(data, source).answer(query) for _ in range(size)]
+        return np.array([math.floor(a * self.scale) for a in answers], dtype=np.int64)
+
+    def law(self, value: int) -> Pmf:
+        raise NotSupported(NO_EXACT_LAW)
+
+    def show_input(self, value: int) -> str:
+        return str(self.dataset(value))
+
+    def show_output(self, value: int) -> str:
+        return f"answer·n·W = {value}"
+
+    def exact_privacy(self, settings: Settings) -> PrivacyCheck:
+        raise NotSupported(NO_EXACT_LAW)
+
+    # Accuracy: a fixed workload on a dataset over the first labels.
+
+    def _accuracy_data(self) -> dict[Any, int]:
+        labels, n = probe_labels(self.releaser), self.releaser.n
+        return {labels[0]: n // 2, labels[-1]: n // 4}
+
+    def _errors(self, size: int, seed: int) -> _Errors:
+        """The errors of *size* seeded releases of the workload; releases are made once and
+        reused by every claim (a claim wanting fewer takes the first ones)."""
+        cache: dict[int, _Errors] = self.__dict__.setdefault("_error_tables", {})
+        if seed not in cache or len(cache[seed].first) < size:
+            data, n = self._accuracy_data(), self.releaser.n
+            queries = workload_queries(self.releaser, seed)
+            truth = [true_answer(q, data, n) for q in queries]
+            source = SeededSource(seed)
+            first, largest = [], []
+            for _ in range(size):
+                answers = self.releaser.start(data, source).answers(queries)
+                errors = [abs(a - t) * self.scale for a, t in zip(answers, truth, strict=True)]
+                first.append(float(errors[0]))
+                largest.append(float(max(errors)))
+            cache[seed] = _Errors(np.array(first), np.array(largest))
+        found = cache[seed]
+        return _Errors(found.first[:size], found.largest[:size])
+
+    def _bounds(self) -> list[tuple[Any, int, int]]:
+        """(β, per-query a, simultaneous a) at each β the releaser declares accuracy for."""
+        bounds = []
+        for beta in BETAS:
+            try:
+                accuracy = self.releaser.accuracy(beta)
+            except BadParameter:
+                continue
+            bounds.append((beta, accuracy.per_query.a, accuracy.simultaneous.a))
+        return bounds
+
+    def accuracy_claims(self, settings: Settings) -> list[Claim]:
+        claims: list[Claim] = []
+        trials, k = self.sample_size(settings), self.releaser.workload.max_queries
+        for beta, per_query, simultaneous in self._bounds():
+            for which, what, a in (
+                ("first", f"the first of {k} queries: error > a={per_query}", per_query),
+                ("largest", f"the largest error of {k} queries > a={simultaneous}", simultaneous),
+            ):
+                misses = partial(self._misses, settings.seed, which, a)
+                claims.append(
+                    SampledClaim(f"{what} grid units", beta, trials, misses, MAX_RELEASE_TRIALS)
+                )
+        return claims
+
+    def _misses(self, seed: int, which: str, a: int, trials: int) -> int:
+        return int(np.count_nonzero(getattr(self._errors(trials, seed), which) > a))
+
+    def accuracy_plot(self, settings: Settings) -> dict[str, Any]:
+        claims = {beta: simultaneous for beta, _, simultaneous in self._bounds()}
+        if not claims:
+            return {}
+        case = f"{self.where}, the largest error of {self.releaser.workload.max_queries} queries"
+        errors = self._errors(self.sample_size(settings), settings.seed)
+        return quantile_plot(case, errors.largest, claims)
+
+    # Bad input.
+
+    def _bad_labels(self) -> list[object]:
+        universe = self.releaser.universe
+        candidates: list[object] = [1.5, None, True, (0,), frozenset(), object()]
+        if universe is not None:
+            candidates += [-1, universe.size, 10**30, "\udc80", "z" * 1000, b"\xff" * 1000]
+        return [x for x in candidates if universe is None or x not in universe]
+
+    def bad_data(self, source: SeededSource) -> list[tuple[str, Callable[[], object]]]:
+        """Data: labels outside the universe or of the wrong type, more than n rows, counts that
+        are negative, above n or not integers, and wrong types. Queries to a started release:
+        not mappings, weights that are not numbers in [0, 1], more than m labels, unknown labels;
+        and to a session, a query past the k-th."""
+        releaser, n = self.releaser, self.releaser.n
+        x = probe_labels(releaser)[0]
+        calls: list[tuple[str, Callable[[], object]]] = []
+        bad_data: list[object] = [[label] for label in self._bad_labels()]
+        bad_data += [{label: 1} for label in self._bad_labels()]
+        bad_data += [{x: n + 1}, {x: n, probe_labels(releaser)[-1]: 1}, {x: -1}, {x: 0.5}]
+        bad_data += [{x: True}, {x: "1"}, {x: None}]
+        if n <= ROWS_LIMIT:
+            bad_data.append([x] * (n + 1))
+        bad_data += ["ab", b"ab", 5, 1.5, None, object(), [[x]], [{x: 1}]]
+        calls += [(f"start({d!r})", partial(releaser.start, d, source)) for d in bad_data]
+        release = releaser.start({x: 1}, source)
+        for query in self._bad_queries():
+            calls.append((f"answer({query!r})", partial(release.answer, query)))
+        if releaser.interactive:
+            session = releaser.start({x: 1}, source)
+            for query in workload_queries(releaser, 0):
+                session.answer(query)
+            calls.append(("a query past the k-th", partial(session.answer, {x: 1})))
+        return calls
+
+    def _bad_queries(self) -> list[object]:
+        releaser = self.releaser
+        m = releaser.workload.sparsity
+        labels = probe_labels(releaser, m + 1)
+        x = labels[0]
+        queries: list[object] = ["a", [x], None, 5, {x: math.nan}, {x: math.inf}, {x: -0.5}]
+        queries += [{x: 1.5}, {x: "0.5"}, {x: None}, {x: True}, {x: 2}]
+        queries += [{label: 1} for label in self._bad_labels()]
+        if len(labels) > m:
+            queries.append(dict.fromkeys(labels, 1))
+        return queries
+
+    def data_space(self) -> DataSpace:
+        """Rows and label → count mappings with labels sometimes valid."""
+        universe, n = self.releaser.universe, self.releaser.n
+        known = probe_labels(self.releaser, 3)
+        label = st.one_of(
+            st.sampled_from(known),
+            st.integers(-3, 2**70),
+            st.text(max_size=3),
+            st.binary(max_size=3),
+            st.floats(),
+            st.booleans(),
+            st.none(),
+        )
+        count = st.one_of(st.integers(-2, n + 2), st.floats(), st.booleans(), st.fractions())
+        data = st.one_of(
+            st.lists(label, max_size=min(n, 6) + 2),
+            st.dictionaries(label, count, max_size=3),
+            st.text(max_size=3),
+            st.integers(),
+            st.none(),
+        )
+
+        def valid(given: object) -> bool:
+            if isinstance(given, dict):
+                counts = list(given.values())
+                return (
+                    all(_valid_label(x, universe) for x in given)
+                    and all(_is_count(c, n) for c in counts)
+                    and sum(counts) <= n
+                )
+            return (
+                isinstance(given, list)
+                and len(given) <= n
+                and all(_valid_label(x, universe) for x in given)
+            )
+
+        return DataSpace(data, valid, self.releaser.start)
+
+    # Hygiene.
+
+    def _datasets(self) -> dict[str, Any]:
+        labels, n = probe_labels(self.releaser, 3), self.releaser.n
+        return {
+            "empty": {},
+            "one label": {labels[0]: n},
+            "two labels": {labels[0]: n // 2, labels[-1]: n - n // 2},
+            "rows": [labels[i % len(labels)] for i in range(min(n, 12))],
+        }
+
+    def calls(self, seed: int) -> list[Call]:
+        """A release of each hygiene dataset (mappings and rows) answering the workload, once
+        with weights as fractions and once as floats; each of the caller's queries is an input
+        too (compared one by one, so a query rewritten in place, reordered say, is seen)."""
+        queries = workload_queries(self.releaser, seed)
+        floats = [{x: float(w) for x, w in q.items()} for q in queries]
+        return [
+            Call(
+                f"start({name} data).answers({kind} queries)",
+                partial(self._release_answers, data, workload),
+                (data, *workload),
+            )
+            for name, data in self._datasets().items()
+            for kind, workload in (("fraction", queries), ("float", floats))
+        ]
+
+    def _release_answers(
+        self, data: object, queries: list[dict[Any, Any]], source: RandomSource
+    ) -> list[Fraction]:
+        return self.releaser.start(data, source).answers(queries)
+
+    def hygiene_problems(self, strict: bool, seed: int) -> list[str]:
+        """Answers are fractions in [0, 1], the same whatever order a query lists its labels in
+        and from the same seed, drawn from the source; a session's public attributes do not
+        depend on the data, it cannot be pickled and it refuses a query past the k-th without
+        drawing; a non-interactive release answers the same after a round trip through its
+        bytes."""
+        releaser = self.releaser
+        queries = workload_queries(releaser, seed)
+        shuffled = [dict(reversed(list(q.items()))) for q in queries]
+        problems: list[str] = []
+        public: dict[str, dict[str, Any]] = {}
+        for name, data in self._datasets().items():
+            source = SeededSource(seed)
+            release = releaser.start(data, source)
+            if not isinstance(release, QueryAnswers) or release.interactive != releaser.interactive:
+                return [
+                    f"start() returned a {type(release).__name__}, not the declared kind of "
+                    f"dpplug QueryAnswers (interactive={releaser.interactive})"
+                ]
+            public[name] = _public_state(release)
+            answers = release.answers(queries)
+            bad = [a for a in answers if not (isinstance(a, Fraction) and 0 <= a <= 1)]
+            if bad:
+                problems.append(f"data {data}: answers {bad} are not fractions in [0, 1]")
+            if source.draws == 0:
+                problems.append(f"data {data}: drew nothing from the RandomSource")
+            if releaser.start(data, SeededSource(seed)).answers(shuffled) != answers:
+                problems.append(f"data {data}: the answers depend on the order of a query's labels")
+            if releaser.start(data, SeededSource(seed)).answers(queries) != answers:
+                problems.append(f"data {data}: {NOT_REPRODUCIBLE}")
+            problems += [f"data {data}: {p}" for p in self._release_problems(release, source)]
+        if releaser.interactive:
+            problems += _data_dependent(public)
+        return problems
+
+    def _release_problems(self, release: QueryAnswers, source: SeededSource) -> list[str]:
+        if not release.interactive:
+            to_bytes = getattr(release, "to_bytes", None)
+            if to_bytes is None:
+                return []
+            again = type(release).from_bytes(to_bytes(), self.releaser.registry)  # type: ignore[attr-defined]
+            queries = workload_queries(self.releaser, 1)
+            if again.answers(queries) != release.answers(queries):
+                return ["the release answers differently after a round trip through its bytes"]
+            return []
+        problems = []
+        try:
+            pickle.dumps(release)
+            problems.append("a session holding the data can be pickled")
+        except DpplugError:
+            pass
+        before = source.draws
+        try:
+            release.answer({probe_labels(self.releaser)[0]: 1})
+            problems.append("a session answered a query past the k-th")
+        except DpplugError:
+            if source.draws != before:
+                problems.append("a session drew randomness before refusing a query past the k-th")
+        return problems
+
+
+def _data_dependent(public: dict[str, dict[str, Any]]) -> list[str]:
+    """The public attributes of sessions on different data (by dataset name) that differ."""
+    names = {name for state in public.values() for name in state}
+    differing = sorted(n for n in names if len({repr(s.get(n)) for s in public.values()}) > 1)
+    if not differing:
+        return []
+    shown = {name: {data: state.get(name) for data, state in public.items()} for name in differing}
+    return [f"a session's public attributes depend on the data: {shown}"]
+
+
+def _public_state(release: QueryAnswers) -> dict[str, Any]:
+    return {k: v for k, v in vars(release).items() if not k.startswith("_")}
+
+
+def _valid_label(label: object, universe: Universe | None) -> bool:
+    if universe is not None:
+        return label in universe
+    if isinstance(label, bool | np.bool_):
+        return False
+    return isinstance(label, str | bytes | numbers.Integral)
+
+
+def _is_count(value: object, n: int) -> bool:
+    return (
+        isinstance(value, numbers.Integral) and not isinstance(value, bool) and 0 <= int(value) <= n
+    )

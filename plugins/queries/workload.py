@@ -1,0 +1,115 @@
+"""The parameters every built-in query releaser shares, and what they set on the mechanism.
+
+Blum & Roth ("Fast Private Data Release Algorithms for Sparse Queries", RANDOM 2013) state their
+guarantees for a dataset of n rows (public), ε and δ, and their accuracy (α, β) for k queries of
+sparsity m; here the weights' grid W (:mod:`dpplug.queries`) is a parameter too. The schemas are
+bounded so that every call within them finishes in bounded time and memory.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from gmpy2 import mpq
+
+from dpplug.guarantee import Neighbouring, Relation
+from dpplug.kinds import QueryReleaser
+from dpplug.params import Param, epsilon_param
+from dpplug.queries import Workload
+
+#: Blum & Roth's relation (Def. 2.5): one row added or removed, n public (n bounds the rows).
+ADD_REMOVE_ROW = Neighbouring(Relation.ADD_REMOVE)
+#: The largest public n.
+MAX_ROWS = 1 << 40
+#: The largest grid W (weights w/W with w < 2^32).
+MAX_GRID = 1 << 32
+
+
+def universe_param(required: bool) -> Param:
+    """The public universe: required (the projection hashes universe indices) or optional."""
+    doc = "The public label set: range:LOW:HIGH, bytes:L, text:L or labels:[…]."
+    if required:
+        return Param("universe", "universe", doc, example='"bytes:16"')
+    return Param(
+        "universe",
+        "universe",
+        doc + " Leave out for any str, bytes or int label (no universe at all).",
+        optional=True,
+    )
+
+
+def delta_param(zero: bool) -> Param:
+    """δ in (0, 1/2], or in [0, 1/2] with default 0 (pure DP) if *zero*."""
+    doc = "Total δ for one row added or removed."
+    if zero:
+        return Param(
+            "delta",
+            "rational",
+            doc + " 0 (the default) means pure DP by basic composition.",
+            low=0,
+            high=mpq(1, 2),
+            default=0,
+            example="1e-6",
+        )
+    return Param("delta", "rational", doc, low=0, low_open=True, high=mpq(1, 2), example="1e-6")
+
+
+def releaser_params(universe_required: bool, delta_zero: bool) -> tuple[Param, ...]:
+    """universe, n, epsilon, delta, max_queries, sparsity, grid and beta, in that order; δ = 0
+    allowed only if *delta_zero*."""
+    return (
+        universe_param(universe_required),
+        Param(
+            "n",
+            "integer",
+            "The public bound on rows (Blum & Roth's dataset size n); answers are (1/n)·Σ_rows Q.",
+            low=1,
+            high=MAX_ROWS,
+            example="10000",
+        ),
+        epsilon_param("Total ε for one row added or removed, over the whole workload.", high=16),
+        delta_param(delta_zero),
+        Param(
+            "max_queries",
+            "integer",
+            "k: the number of queries the guarantee and the accuracy cover.",
+            low=1,
+            high=10**9,
+            example="1000",
+        ),
+        Param(
+            "sparsity",
+            "integer",
+            "m: the most labels a query may give a positive weight.",
+            low=1,
+            high=10**6,
+            example="10",
+        ),
+        Param(
+            "grid",
+            "integer",
+            "W: query weights are rounded to the nearest multiple of 1/W.",
+            low=1,
+            high=MAX_GRID,
+            default=1 << 16,
+        ),
+        Param(
+            "beta",
+            "rational",
+            "Failure probability of the accuracy each release declares (all k answers within α "
+            "at once).",
+            low=0,
+            low_open=True,
+            high=mpq(1, 2),
+            default=mpq(1, 20),
+            example="1/20",
+        ),
+    )
+
+
+def set_public(mechanism: QueryReleaser, params: dict[str, Any]) -> None:
+    """n, universe, workload and beta from the validated *params*."""
+    mechanism.n = params["n"]
+    mechanism.universe = params["universe"]
+    mechanism.workload = Workload(params["max_queries"], params["sparsity"], params["grid"])
+    mechanism.beta = params["beta"]

@@ -1,0 +1,90 @@
+"""The discrete Gaussian mechanism on all of ℤ, sampled exactly (Canonne, Kamath, Steinke, "The
+Discrete Gaussian for Differential Privacy", NeurIPS 2020, Alg. 1–3;
+docs/mechanisms.md#discrete-gaussian).
+
+c + Y with Pr[Y = y] ∝ e^{−y²/(2σ²)} for every integer y and a rational σ²
+(:func:`dpplug.discrete_noise.discrete_gaussian`: exact Bernoulli(e^{−γ}) coins, discrete
+Laplace proposals, rejection; every draw an exact uniform integer). For counts one apart it is
+(1/(2σ²))-zCDP (CKS Thm 14 with Δ = 1), so with ρ the largest value for which ρ-zCDP implies
+(ε, δ)-DP by CKS Cor. 13 (computed rigorously, :func:`dpplug.composition.largest_rho`),
+σ² = 1/(2ρ) exactly and the mechanism is (ε, δ′)-DP with δ′ ≤ δ the conversion's exact bound.
+
+Its probabilities e^{−y²/(2σ²)}/Σ_z e^{−z²/(2σ²)} are irrational, so it has no exact
+:class:`~dpplug.pmf.Pmf`: the exact-privacy and sampling-law contracts are skipped (the tests
+check its law against high-precision probabilities instead). Accuracy: the discrete Gaussian is
+σ²-subgaussian (CKS §2.3), so Pr[|Y| > a] ≤ 2e^{−(a+1)²/(2σ²)}; a is the smallest integer with
+that bound at most β. The number of draws is random (bounded in expectation) and data-independent.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+from gmpy2 import mpq
+
+from dpplug.composition import largest_rho, zcdp_delta
+from dpplug.discrete_noise import discrete_gaussian, gaussian_error
+from dpplug.errors import NotSupported
+from dpplug.exact import exp_upper
+from dpplug.guarantee import COUNT_SENSITIVITY_1, Accuracy, ErrorBound, Guarantee
+from dpplug.kinds import CountingQuerySampler
+from dpplug.params import Param, Schema, epsilon_param
+from dpplug.pmf import Pmf
+from dpplug.randomness import RandomSource
+
+
+class DiscreteGaussian(CountingQuerySampler):
+    name = "discrete-gaussian"
+    summary = "Unbounded discrete Gaussian noise, exact, calibrated through zCDP to (ε, δ)."
+    reference = (
+        "Canonne, Kamath, Steinke 2020, The Discrete Gaussian for Differential Privacy: Alg. 3, "
+        "Thm 14, Cor. 13"
+    )
+    schema = Schema(
+        (
+            epsilon_param("ε for one count of sensitivity 1.", high=16, low=mpq(1, 1 << 20)),
+            Param(
+                "delta",
+                "rational",
+                "δ for one count of sensitivity 1.",
+                low=0,
+                low_open=True,
+                high=mpq(1, 2),
+                example="1e-6",
+            ),
+        )
+    )
+    conformance_cases = ({"epsilon": 2, "delta": mpq(1, 10**6)},)
+
+    def __init__(self, **params: object) -> None:
+        super().__init__(**params)
+        self.n: int | None = None
+        self.d: int | None = None
+        epsilon = self.params["epsilon"]
+        self.rho = largest_rho(epsilon, self.params["delta"])
+        self.sigma2 = 1 / (2 * self.rho)
+        self.derived = {"rho": self.rho, "sigma2": self.sigma2}
+
+    @property
+    def guarantee(self) -> Guarantee:
+        epsilon = self.params["epsilon"]
+        delta = zcdp_delta(self.rho, epsilon)
+        return Guarantee(exp_upper(epsilon, 64), delta, COUNT_SENSITIVITY_1)
+
+    def _pmf(self, count: int) -> Pmf:
+        raise NotSupported(
+            "the discrete Gaussian's probabilities e^(−y²/(2σ²))/Σ_z e^(−z²/(2σ²)) are irrational, "
+            "so it has no exact pmf; its law is checked against high-precision probabilities in "
+            "dpplug's tests"
+        )
+
+    def _sample(self, counts: npt.NDArray[np.int64], source: RandomSource) -> npt.NDArray[np.int64]:
+        noise = discrete_gaussian(self.sigma2, source, counts.size)
+        return counts + np.asarray(noise, dtype=np.int64)
+
+    def _accuracy(self, beta: Any) -> Accuracy:
+        bound = ErrorBound(gaussian_error(self.sigma2, beta), beta)
+        formula = "smallest a with 2e^(−(a+1)²/(2σ²)) ≤ β (subgaussian)"
+        return Accuracy(bound, bound, formula=formula)

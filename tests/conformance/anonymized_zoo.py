@@ -1,0 +1,125 @@
+"""Known-broken anonymized-histogram releasers, each registered as a plugin the way a third party
+would, and each required to fail a named conformance contract (see
+test_anonymized_conformance.py)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+import dpplug
+from dpplug.anonymized import AnonymizedHistogram
+from dpplug.guarantee import Accuracy, ErrorBound, Guarantee, Neighbouring, Relation
+from dpplug.kinds import Prevalences
+from dpplug.plugins.anonymized import PrivHist, SortedHistogram
+from dpplug.randomness import RandomSource
+
+
+class UnpaddedSortedHistogram(SortedHistogram):
+    """Noise on the nonzero sorted counts only, so the number of labels shows (the incorrect
+    algorithm of Suresh 2019, §4.1)."""
+
+    name = "zoo-unpadded-sorted-histogram"
+
+    def padded(self, prevalences: Prevalences) -> Any:
+        return super().padded(prevalences)[: prevalences.counts]
+
+
+class OverclaimingSortedHistogram(SortedHistogram):
+    """Declares e^ε' = 1 + (e^ε − 1)/2 for noise calibrated to e^ε."""
+
+    name = "zoo-overclaiming-sorted-histogram"
+
+    @property
+    def guarantee(self) -> Guarantee:
+        bound = 1 + (self.sampler.guarantee.exp_epsilon - 1) / 2
+        return Guarantee(bound, 0, Neighbouring(Relation.SORTED_L1))
+
+
+class NoUnionBoundSortedHistogram(SortedHistogram):
+    """Claims every rank within the sampler's a at β, forgetting the union bound over d."""
+
+    name = "zoo-no-union-bound-sorted-histogram"
+
+    def _accuracy(self, beta: Any) -> Accuracy:
+        bound = ErrorBound(self.sampler.accuracy(beta).per_query.a, beta)
+        return Accuracy(bound, bound, formula="a at β (no union bound)")
+
+
+class GlobalRandomSortedHistogram(SortedHistogram):
+    """Rounds with numpy's global generator: randomness outside the RandomSource."""
+
+    name = "zoo-global-random-sorted-histogram"
+
+    def program(self, prevalences: Prevalences) -> Any:
+        release = yield from super().program(prevalences)
+        jitter = int(np.random.default_rng().integers(0, 2))
+        return self.histogram(release.prevalences, release.total + jitter)
+
+
+class ExactTotalPrivHist(PrivHist):
+    """Releases the true number of items as N."""
+
+    name = "zoo-exact-total-privhist"
+
+    def program(self, prevalences: Prevalences) -> Any:
+        inner = super().program(prevalences)
+        draw = next(inner)
+        try:
+            draw = inner.send(tuple(draw.counts))  # no noise on the total
+            while True:
+                draw = inner.send((yield draw))
+        except StopIteration as stop:
+            return stop.value
+
+
+class UncheckedPrevalences(PrivHist):
+    """Takes prevalences without validating them (a negative φ_r goes into the noise)."""
+
+    name = "zoo-unchecked-prevalences"
+
+    def check_prevalences(self, prevalences: object) -> Prevalences:
+        assert isinstance(prevalences, dict)
+        return Prevalences(tuple(sorted(prevalences.items())))
+
+
+class ReleasesBesideItsProgram(PrivHist):
+    """Declares PrivHist's program but releases the true total: the exact check reads the
+    program, so only holding the code to it finds the leak."""
+
+    name = "zoo-releases-beside-its-program"
+
+    def _release(self, prevalences: Prevalences, source: RandomSource) -> AnonymizedHistogram:
+        release = super()._release(prevalences, source)
+        return self.histogram(release.prevalences, prevalences.items)
+
+
+class SortsCallersRows(SortedHistogram):
+    """Sorts the caller's rows in place before counting them."""
+
+    name = "zoo-sorts-callers-rows"
+
+    def prevalences(self, data: object) -> Prevalences:
+        if isinstance(data, list):
+            data.sort()
+        return super().prevalences(data)
+
+
+#: Each broken releaser, the contract that must catch it, and words its diagnosis must contain.
+ZOO: dict[type[dpplug.Mechanism], tuple[str, str]] = {
+    UnpaddedSortedHistogram: ("exact-privacy", "likelihood ratio ∞"),
+    OverclaimingSortedHistogram: ("exact-privacy", "exceeds e^ε"),
+    NoUnionBoundSortedHistogram: ("accuracy", "the largest error over the ranks exceeds"),
+    GlobalRandomSortedHistogram: ("hygiene", "randomness comes from somewhere other than"),
+    ExactTotalPrivHist: ("audit", "more than the declared ε"),
+    UncheckedPrevalences: ("bad-input", "not a dpplug error"),
+    ReleasesBesideItsProgram: ("exact-privacy", "it does not do what it declares: release()"),
+    SortsCallersRows: ("hygiene", "changed the caller's data"),
+}
+
+
+@dpplug.hookimpl
+def register_anonymized_histogram_releasers(register: Any) -> None:
+    for mechanism in ZOO:
+        register(mechanism)

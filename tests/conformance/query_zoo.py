@@ -1,0 +1,166 @@
+"""Known-broken query releasers, each registered as a plugin the way a third party would, and
+each required to fail a named conformance contract with a named diagnosis (see
+test_query_releasers.py)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from fractions import Fraction
+from typing import Any
+
+from dpplug.guarantee import Accuracy, ErrorBound
+from dpplug.hookspecs import Register, hookimpl
+from dpplug.plugins.queries import (
+    IndependentLaplace,
+    SparseMultiplicativeWeights,
+    SparseProjectionReleaser,
+)
+from dpplug.plugins.queries.independent import IndependentSession
+from dpplug.plugins.queries.sparse_mw import SparseMultiplicativeWeightsSession
+from dpplug.queries import LabelCounts, SparseQuery, clamp
+from dpplug.randomness import RandomSource
+
+
+class LeakyIndependent(IndependentLaplace):
+    """Declares ε but adds a thousandth of the noise that ε needs."""
+
+    name = "zoo-leaky-independent"
+
+    def __init__(self, **params: object) -> None:
+        super().__init__(**params)
+        self.noise_scale /= 1000
+
+
+class OverclaimingProjection(SparseProjectionReleaser):
+    """Declares an error sixteen times smaller than its analysis proves."""
+
+    name = "zoo-overclaiming-projection"
+
+    def _accuracy(self, beta: Any) -> Accuracy:
+        honest = super()._accuracy(beta)
+        return Accuracy(
+            ErrorBound(honest.per_query.a // 16, beta),
+            ErrorBound(honest.simultaneous.a // 16, beta),
+            formula="a sixteenth of the honest bound",
+        )
+
+
+class _TalkativeSession(IndependentSession):
+    def __init__(self, *args: Any) -> None:
+        super().__init__(*args)
+        self.rows = self._counts.rows  # a public attribute that depends on the data
+
+
+class TalkativeSessions(IndependentLaplace):
+    """Its sessions show how many rows the data has."""
+
+    name = "zoo-talkative-sessions"
+
+    def _start(self, counts: LabelCounts, source: RandomSource) -> _TalkativeSession:
+        return _TalkativeSession(self.declaration(), counts, self.noise_scale, source)
+
+
+class _EndlessSession(IndependentSession):
+    def answers(self, queries: Iterable[object]) -> list[Fraction]:
+        out = [Fraction(self._answer(self.query(q)), self.scale) for q in queries]
+        self.answered += len(out)
+        return out
+
+
+class EndlessSessions(IndependentLaplace):
+    """Its sessions answer past the k queries their guarantee covers."""
+
+    name = "zoo-endless-sessions"
+
+    def _start(self, counts: LabelCounts, source: RandomSource) -> _EndlessSession:
+        return _EndlessSession(self.declaration(), counts, self.noise_scale, source)
+
+
+class _EagerSession(IndependentSession):
+    def answers(self, queries: Iterable[object]) -> list[Fraction]:
+        queries = list(queries)
+        self._source.bits(8)  # draws before it validates the queries
+        return super().answers(queries)
+
+
+class EagerSessions(IndependentLaplace):
+    """Its sessions draw randomness before validating a query."""
+
+    name = "zoo-eager-sessions"
+
+    def _start(self, counts: LabelCounts, source: RandomSource) -> _EagerSession:
+        return _EagerSession(self.declaration(), counts, self.noise_scale, source)
+
+
+class _FirstLabelSession(IndependentSession):
+    def query(self, query: object) -> SparseQuery:
+        parsed = super().query(query)
+        if isinstance(query, dict) and query:
+            first = next(iter(query))
+            if first in parsed.labels:  # keeps only the label listed first
+                weight = parsed.weights[parsed.labels.index(first)]
+                return SparseQuery((first,), (weight,), parsed.grid)
+        return parsed
+
+
+class FirstLabelSessions(IndependentLaplace):
+    """Answers a query from the label it lists first: the answer depends on the listing order."""
+
+    name = "zoo-first-label-sessions"
+
+    def _start(self, counts: LabelCounts, source: RandomSource) -> _FirstLabelSession:
+        return _FirstLabelSession(self.declaration(), counts, self.noise_scale, source)
+
+
+class _RoundingSession(IndependentSession):
+    def query(self, query: object) -> SparseQuery:
+        parsed = super().query(query)
+        if isinstance(query, dict):  # replaces the caller's query by its canonical form
+            query.clear()
+            query.update(parsed.as_dict())
+        return parsed
+
+
+class RoundsCallersQueries(IndependentLaplace):
+    """Rewrites the caller's query in place: rounded onto the grid, labels in canonical order."""
+
+    name = "zoo-rounds-callers-queries"
+
+    def _start(self, counts: LabelCounts, source: RandomSource) -> _RoundingSession:
+        return _RoundingSession(self.declaration(), counts, self.noise_scale, source)
+
+
+class _ExactUpdateSession(SparseMultiplicativeWeightsSession):
+    def _answer(self, query: SparseQuery) -> int:
+        answer = super()._answer(query)
+        if self._round_noise is None and self.updates:  # an update just ended the round
+            return clamp(query.scaled_answer(self._counts), self.scale)
+        return answer
+
+
+class ExactUpdates(SparseMultiplicativeWeights):
+    """Releases the exact answer when it updates, instead of the noisy one."""
+
+    name = "zoo-exact-updates"
+
+    def _start(self, counts: LabelCounts, source: RandomSource) -> _ExactUpdateSession:
+        return _ExactUpdateSession(self.declaration(), self.design, counts, source)
+
+
+#: Each broken releaser → (the contract that must catch it, what its diagnosis must say).
+ZOO: dict[type, tuple[str, str]] = {
+    LeakyIndependent: ("audit", "more than the declared ε"),
+    OverclaimingProjection: ("accuracy", "too many for β = 1/20"),
+    TalkativeSessions: ("hygiene", "public attributes depend on the data: {'rows'"),
+    EndlessSessions: ("hygiene", "a session answered a query past the k-th"),
+    EagerSessions: ("bad-input", "only after drawing randomness"),
+    FirstLabelSessions: ("hygiene", "the answers depend on the order of a query's labels"),
+    ExactUpdates: ("audit", "more than the declared ε"),
+    RoundsCallersQueries: ("hygiene", "changed the caller's data"),
+}
+
+
+@hookimpl
+def register_query_releasers(register: Register) -> None:
+    for releaser in ZOO:
+        register(releaser)

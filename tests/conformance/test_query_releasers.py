@@ -1,0 +1,82 @@
+"""The query-releaser probe: broken releasers fail the contract that names their flaw (in the
+fast run's settings), and the probe's pieces behave as documented."""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+import pytest
+import query_zoo
+
+import dpplug
+from dpplug import Registry
+from dpplug.conformance.probes import probes
+from dpplug.conformance.probes.query_releaser import (
+    QueryReleaserProbe,
+    probe_labels,
+    true_answer,
+    workload_queries,
+)
+from dpplug.conformance.results import Outcome
+from dpplug.conformance.runner import CONTRACTS, run_contract
+from dpplug.conformance.settings import Settings
+from dpplug.errors import NotSupported
+
+ZOO_REGISTRY = Registry.load([query_zoo], entry_points=False)
+FAST = Settings(mode="fast")
+
+
+def test_every_zoo_releaser_registers() -> None:
+    assert ZOO_REGISTRY.broken == []
+    assert {e.name for e in ZOO_REGISTRY.entries(dpplug.kinds.QUERY_RELEASER)} >= {
+        cls.name for cls in query_zoo.ZOO
+    }
+
+
+@pytest.mark.parametrize(
+    ("broken", "contract", "diagnosis"),
+    [(cls, contract, diagnosis) for cls, (contract, diagnosis) in query_zoo.ZOO.items()],
+    ids=[cls.name for cls in query_zoo.ZOO],
+)
+def test_broken_releaser_fails_its_contract_for_the_right_reason(
+    broken: type, contract: str, diagnosis: str
+) -> None:
+    assert contract in CONTRACTS
+    result = run_contract(ZOO_REGISTRY.get(broken.name), contract, FAST)
+    assert result.outcome is Outcome.FAILED, result.detail
+    assert diagnosis in result.detail
+
+
+def test_the_workload_is_fixed_sparse_and_on_the_grid() -> None:
+    releaser = dpplug.create(
+        "independent-laplace",
+        universe="range:0:99",
+        n=10,
+        epsilon=1,
+        max_queries=7,
+        sparsity=3,
+        grid=8,
+    )
+    queries = workload_queries(releaser, 5)
+    assert queries == workload_queries(releaser, 5) != workload_queries(releaser, 6)
+    assert len(queries) == 7
+    assert all(len(q) == 3 and set(q) <= set(probe_labels(releaser)) for q in queries)
+    assert all(w.denominator in (1, 2, 4, 8) and 0 < w <= 1 for q in queries for w in q.values())
+    assert probe_labels(releaser, 3) == [0, 1, 2]
+    assert true_answer({0: Fraction(1, 2), 1: 1}, {0: 4, 1: 1}, 10) == Fraction(3, 10)
+
+
+def test_the_probe_has_no_exact_law_and_draws_answers_in_grid_units() -> None:
+    entry = dpplug.registry().get("independent-laplace")
+    (probe, *_) = list(probes(entry))
+    assert isinstance(probe, QueryReleaserProbe)
+    with pytest.raises(NotSupported, match="irrational"):
+        probe.law(0)
+    with pytest.raises(NotSupported, match="irrational"):
+        probe.exact_privacy(FAST)
+    draws = probe.draw(probe.inputs[1], 50, dpplug.SeededSource(1))
+    scale = probe.releaser.n * probe.releaser.workload.grid
+    assert draws.dtype.kind == "i" and draws.min() >= 0 and draws.max() <= scale
+    assert probe.pairs == ((0, 1), (probe.releaser.n // 2, probe.releaser.n // 2 + 1))
+    projection = next(iter(probes(dpplug.registry().get("sparse-projection"))))
+    assert projection.pairs == ((0, 1),)

@@ -1,0 +1,71 @@
+"""The discrete-gaussian sampler (Canonne, Kamath, Steinke 2020): σ² from the zCDP conversion,
+a declared δ that the exact privacy curve of the discrete Gaussian (their Thm 7) respects, and
+noise drawn by the exact sampler of dpplug.discrete_noise (whose law tests/core checks)."""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+import mpmath
+import numpy as np
+import pytest
+from gmpy2 import mpq
+
+import dpplug
+from dpplug.composition import largest_rho, zcdp_delta
+from dpplug.discrete_noise import discrete_gaussian, gaussian_error
+from dpplug.errors import NotSupported
+from dpplug.guarantee import COUNT_SENSITIVITY_1
+from dpplug.randomness import SeededSource
+
+CASES = [(mpq(1), mpq(1, 10**6)), (mpq(4), mpq(1, 100)), (mpq(1, 4), mpq(1, 10**9))]
+
+
+def exact_delta(sigma2: mpq, epsilon: mpq) -> mpmath.mpf:
+    """CKS Thm 7 at sensitivity 1: Pr[Y > εσ² − 1/2] − e^ε·Pr[Y > εσ² + 1/2], Y ~ N_Z(0, σ²)."""
+    with mpmath.workdps(50):
+        s2, e = mpmath.mpf(Fraction(sigma2)), mpmath.mpf(Fraction(epsilon))
+        window = int(60 * mpmath.sqrt(s2)) + 10
+        weights = {y: mpmath.exp(-mpmath.mpf(y * y) / (2 * s2)) for y in range(-window, window + 1)}
+        total = mpmath.fsum(weights.values())
+
+        def above(t: mpmath.mpf) -> mpmath.mpf:
+            return mpmath.fsum(w for y, w in weights.items() if y > t) / total
+
+        return above(e * s2 - mpmath.mpf(1) / 2) - mpmath.exp(e) * above(e * s2 + mpmath.mpf(1) / 2)
+
+
+@pytest.mark.parametrize(("epsilon", "delta"), CASES, ids=str)
+def test_guarantee_is_the_zcdp_conversion_and_the_exact_curve_respects_it(
+    epsilon: mpq, delta: mpq
+) -> None:
+    sampler = dpplug.create("discrete-gaussian", epsilon=epsilon, delta=delta)
+    rho = largest_rho(epsilon, delta)
+    assert sampler.sigma2 == 1 / (2 * rho)
+    guarantee = sampler.guarantee
+    assert guarantee.neighbouring == COUNT_SENSITIVITY_1
+    assert guarantee.delta == zcdp_delta(rho, epsilon) <= delta
+    assert guarantee.epsilon == pytest.approx(float(epsilon), abs=1e-15)
+    with mpmath.workdps(50):
+        assert exact_delta(sampler.sigma2, epsilon) <= mpmath.mpf(Fraction(guarantee.delta))
+
+
+def test_samples_are_counts_plus_the_exact_discrete_gaussian() -> None:
+    sampler = dpplug.create("discrete-gaussian", epsilon=1, delta=1e-6)
+    counts = np.array([[0, 5], [-3, 10**6]], dtype=np.int64)
+    noisy = sampler.sample(counts, SeededSource(2))
+    noise = discrete_gaussian(sampler.sigma2, SeededSource(2), 4)
+    assert noisy.shape == (2, 2) and noisy.dtype == np.int64
+    assert list(noisy.reshape(-1) - counts.reshape(-1)) == noise
+
+
+def test_there_is_no_exact_pmf_and_accuracy_is_the_subgaussian_tail() -> None:
+    sampler = dpplug.create("discrete-gaussian", epsilon=1, delta=1e-6)
+    with pytest.raises(NotSupported, match="irrational"):
+        sampler.pmf(0)
+    accuracy = sampler.accuracy(Fraction(1, 20))
+    assert (
+        accuracy.per_query.a
+        == accuracy.simultaneous.a
+        == gaussian_error(sampler.sigma2, mpq(1, 20))
+    )
