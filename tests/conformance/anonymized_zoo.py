@@ -113,7 +113,7 @@ ZOO: dict[type[dpplug.Mechanism], tuple[str, str]] = {
     NoUnionBoundSortedHistogram: ("accuracy", "the largest error over the ranks exceeds"),
     GlobalRandomSortedHistogram: ("hygiene", "randomness comes from somewhere other than"),
     ExactTotalPrivHist: ("audit", "more than the declared ε"),
-    UncheckedPrevalences: ("bad-input", "not a dpplug error"),
+    UncheckedPrevalences: ("bad-input", "release_prevalences("),
     ReleasesBesideItsProgram: ("exact-privacy", "it does not do what it declares: release()"),
     SortsCallersRows: ("hygiene", "changed the caller's data"),
 }

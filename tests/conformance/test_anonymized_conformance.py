@@ -93,6 +93,6 @@ def test_every_zoo_releaser_registers() -> None:
 )
 def test_broken_releaser_fails_its_contract(broken: Any, contract: str, diagnosis: str) -> None:
     assert contract in CONTRACTS
-    result = run_contract(ZOO.get(broken.name), contract, FAST)
+    result = run_contract(ZOO.get(broken.name), contract, Settings())
     assert result.outcome is Outcome.FAILED, result.detail
     assert diagnosis in result.detail

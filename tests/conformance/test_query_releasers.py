@@ -42,7 +42,7 @@ def test_broken_releaser_fails_its_contract_for_the_right_reason(
     broken: type, contract: str, diagnosis: str
 ) -> None:
     assert contract in CONTRACTS
-    result = run_contract(ZOO_REGISTRY.get(broken.name), contract, FAST)
+    result = run_contract(ZOO_REGISTRY.get(broken.name), contract, Settings())
     assert result.outcome is Outcome.FAILED, result.detail
     assert diagnosis in result.detail
 

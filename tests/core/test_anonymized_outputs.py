@@ -148,7 +148,7 @@ def test_untrusted_bytes_are_validated(data: bytes) -> None:
 
 
 def test_the_central_plan_folds_counts_of_counts() -> None:
-    plan = ANONYMIZED_HISTOGRAM_RELEASER.central_plan()
+    plan = ANONYMIZED_HISTOGRAM_RELEASER.central_plan(dpplug.registry().get("privhist").cls)
     folded = plan.empty.copy()
     for label, count in {"a": 3, "b": 1, "c": 3, "d": 7}.items():
         folded = plan.combine(folded, plan.per_bin(None, label, count))

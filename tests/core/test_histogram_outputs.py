@@ -69,7 +69,9 @@ def test_dense_histogram_counts_every_label_in_order() -> None:
 
 def test_the_central_plan_extends_bins_in_place() -> None:
     """The fold reuses the longer list, so gathering B bins costs O(B), not O(B²)."""
-    plan = dpplug.kinds.HISTOGRAM_RELEASER.central_plan()
+    plan = dpplug.kinds.HISTOGRAM_RELEASER.central_plan(
+        dpplug.registry().get("compact-histogram").cls
+    )
     bins = [plan.per_bin(None, label, count) for label, count in {1: 2, 4: 1, 7: 3}.items()]
     folded = bins[0]
     for one in bins[1:]:

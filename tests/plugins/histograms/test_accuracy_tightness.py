@@ -187,7 +187,9 @@ def test_pure_sparse_per_query_bound_is_within_ten_percent(n: int, epsilon: Frac
         return beta2 * (1 - mpq(n, size)) + (1 - beta2) * (miss - delta)
 
     true_at_least = smallest(lambda a: lower(a) <= BETA, n)
-    assert accuracy.per_query.a <= 1.1 * true_at_least, (true_at_least, accuracy.per_query.a)
+    # within 10%, or one unit where 10% is less than one (a is an integer)
+    tight = max(1.1 * true_at_least, true_at_least + 1)
+    assert accuracy.per_query.a <= tight, (true_at_least, accuracy.per_query.a)
 
 
 @pytest.mark.parametrize(("n", "epsilon"), PURE, ids=str)
@@ -249,7 +251,7 @@ def test_pure_sparse_accuracy_is_at_most_the_theorem_6_6_bounds() -> None:
 @pytest.mark.parametrize(
     ("name", "params"),
     [
-        ("pure-sparse-histogram", {"universe": f"range:0:{2**64 - 1}", "n": 1000, "epsilon": 0.1}),
+        ("pure-sparse-histogram", {"universe": f"range:0:{2**64 - 1}", "n": 1000, "epsilon": 0.05}),
         ("stability-histogram", {"universe": "bytes:8", "n": 30, "epsilon": 0.5, "delta": 1e-9}),
     ],
 )
