@@ -272,7 +272,9 @@ def _context(precision: int, up: bool) -> Any:
 def _power_scaled(num: int, den: int, exponent: int) -> tuple[Any, int]:
     """(num/den)^exponent as (m, e) with value m·2^e, rounded the active context's way, for
     0 < num ≤ den: 2^z with z = exponent·log₂(num/den) split into ⌊z⌋ and the fraction (exact)."""
-    z = gmpy2.log2(mpfr(num) / den) * exponent
+    # num/den ≤ 1, but num and den may be longer than the precision: rounded up, the quotient
+    # can pass 1, and 1 is then the tighter (still rigorous) upper bound
+    z = gmpy2.log2(min(mpfr(num) / den, mpfr(1))) * exponent
     whole = gmpy2.floor(z)
     return gmpy2.exp2(z - whole), int(whole)
 

@@ -187,7 +187,8 @@ class SparseProjectionReleaser(QueryReleaser):
         dimension = 1
         while dimension <= MAX_DIMENSION:
             self._configure(dimension)
-            if self.accuracy(self.beta).simultaneous.a <= target:
+            # _accuracy, not accuracy: the public one is cached per β, for the final T only
+            if self._accuracy(self.beta).simultaneous.a <= target:
                 return dimension
             dimension *= 2
         raise BadParameter(
