@@ -23,6 +23,7 @@ import importlib
 import itertools
 import json
 import math
+import shutil
 import subprocess
 import sys
 import textwrap
@@ -199,13 +200,16 @@ def draws(monkeypatch: pytest.MonkeyPatch) -> dpplug.SeededSource:
 
 
 @pytest.fixture(scope="module")
-def third_party() -> Iterator[ModuleType]:
-    """The example third-party plugin module, imported from its folder (not installed)."""
-    sys.path.insert(0, str(THIRD_PARTY))
+def third_party(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ModuleType]:
+    """The example third-party plugin module, imported from a copy of its package (not
+    installed; the example's folder may hold a local build's metadata)."""
+    copy = tmp_path_factory.mktemp("example")
+    shutil.copytree(THIRD_PARTY / "dpplug_randomized_response", copy / "dpplug_randomized_response")
+    sys.path.insert(0, str(copy))
     try:
         yield importlib.import_module("dpplug_randomized_response.plugin")
     finally:
-        sys.path.remove(str(THIRD_PARTY))
+        sys.path.remove(str(copy))
 
 
 # --------------------------------------------------------------------------------------------

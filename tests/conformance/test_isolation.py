@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import textwrap
@@ -87,13 +88,15 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
         (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {dist}\nVersion: 1.0\n")
         (info / "entry_points.txt").write_text(f"[dpplug]\n{name} = {dist}_plugin\n")
         (root / f"{dist}_plugin.py").write_text(textwrap.dedent(source))
+    # the example's package alone (not its folder, where a local build leaves metadata)
+    shutil.copytree(EXAMPLE / "dpplug_randomized_response", root / "dpplug_randomized_response")
     return root
 
 
 def conform(site: Path, *args: str) -> subprocess.CompletedProcess[str]:
     env = {
         **os.environ,
-        "PYTHONPATH": os.pathsep.join([str(site), str(EXAMPLE)]),
+        "PYTHONPATH": str(site),
         "COLUMNS": "80",
         "XDG_CACHE_HOME": str(site / "cache"),
     }
@@ -144,7 +147,7 @@ def test_a_broken_plugin_fails_the_run_even_when_others_are_named_unless_allowed
 def test_pytest_dpplug_fails_on_a_broken_plugin_even_when_others_are_named(
     site: Path, tmp_path: Path
 ) -> None:
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(site), str(EXAMPLE)])}
+    env = {**os.environ, "PYTHONPATH": str(site)}
     command = [sys.executable, "-m", "pytest", "--dpplug", "--dpplug-mode", "fast"]
     command += ["--dpplug-plugin", "randomized-response", "-p", "no:cacheprovider", str(tmp_path)]
 
