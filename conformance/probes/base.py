@@ -191,6 +191,29 @@ class Probe(ABC):
         from the source, and a data-independent draw count if *strict*."""
 
 
+def hostile_rows_and_mappings(known: list[Any], n: int, max_rows: int) -> st.SearchStrategy[Any]:
+    """Rows and label → count mappings whose labels are sometimes *known* ones and otherwise of
+    any type, counts of any type near [0, n], and data that is neither (the property search of
+    kinds that take label data)."""
+    label = st.one_of(
+        st.sampled_from(known),
+        st.integers(-3, 2**70),
+        st.text(max_size=3),
+        st.binary(max_size=3),
+        st.floats(),
+        st.booleans(),
+        st.none(),
+    )
+    count = st.one_of(st.integers(-2, n + 2), st.floats(), st.booleans(), st.fractions())
+    return st.one_of(
+        st.lists(label, max_size=max_rows),
+        st.dictionaries(label, count, max_size=3),
+        st.text(max_size=3),
+        st.integers(),
+        st.none(),
+    )
+
+
 def bad_count_arrays(low: int, high: int) -> list[object]:
     """Count arrays every count-taking call must refuse, for counts in [low, high]."""
     return [
@@ -261,9 +284,7 @@ def count_inputs(low: int, high: int, seed: int) -> dict[str, npt.NDArray[np.int
     }
 
 
-def quantile_plot(
-    case: str, errors: npt.NDArray[Any], claims: dict[Any, int]
-) -> dict[str, Any]:
+def quantile_plot(case: str, errors: npt.NDArray[Any], claims: dict[Any, int]) -> dict[str, Any]:
     """Declared a against the empirical (1 − β)-quantile of *errors*, for the report."""
     return {
         "case": case,

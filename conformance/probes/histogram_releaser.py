@@ -25,7 +25,6 @@ from typing import Any, cast
 import numpy as np
 import numpy.typing as npt
 from gmpy2 import mpq
-from hypothesis import strategies as st
 
 from dpplug.conformance.divergence import WorstCase
 from dpplug.conformance.probes.base import (
@@ -38,6 +37,7 @@ from dpplug.conformance.probes.base import (
     PrivacyCheck,
     Probe,
     SampledClaim,
+    hostile_rows_and_mappings,
     quantile_plot,
     strict_time_problems,
 )
@@ -368,32 +368,14 @@ class ReleaserProbe(Probe):
         """Rows and label → count mappings whose labels are sometimes in the universe."""
         universe, n = self.releaser.universe, self.releaser.n
         inside = sorted({0, 1, universe.size - 1})
-        label = st.one_of(
-            st.sampled_from([universe.label(i) for i in inside]),
-            st.integers(-3, 2**70),
-            st.text(max_size=3),
-            st.binary(max_size=3),
-            st.floats(),
-            st.booleans(),
-            st.none(),
-        )
-        count = st.one_of(st.integers(-2, n + 2), st.floats(), st.booleans(), st.fractions())
-        data = st.one_of(
-            st.lists(label, max_size=n + 2),
-            st.dictionaries(label, count, max_size=3),
-            st.text(max_size=3),
-            st.integers(),
-            st.none(),
-        )
+        data = hostile_rows_and_mappings([universe.label(i) for i in inside], n, n + 2)
 
         def valid(given: object) -> bool:
             if isinstance(given, dict):
                 counts = list(given.values())
                 labels_ok = all(label in universe for label in given)
                 return labels_ok and all(_is_count(c, n) for c in counts) and sum(counts) <= n
-            return (
-                isinstance(given, list) and len(given) <= n and all(x in universe for x in given)
-            )
+            return isinstance(given, list) and len(given) <= n and all(x in universe for x in given)
 
         return DataSpace(data, valid, self.releaser.release)
 

@@ -40,7 +40,6 @@ from typing import Any, cast
 
 import numpy as np
 import numpy.typing as npt
-from hypothesis import strategies as st
 
 from dpplug.conformance.probes.base import (
     BETAS,
@@ -51,6 +50,7 @@ from dpplug.conformance.probes.base import (
     PrivacyCheck,
     Probe,
     SampledClaim,
+    hostile_rows_and_mappings,
     quantile_plot,
 )
 from dpplug.conformance.settings import Settings
@@ -267,23 +267,7 @@ class QueryReleaserProbe(Probe):
         """Rows and label → count mappings with labels sometimes valid."""
         universe, n = self.releaser.universe, self.releaser.n
         known = probe_labels(self.releaser, 3)
-        label = st.one_of(
-            st.sampled_from(known),
-            st.integers(-3, 2**70),
-            st.text(max_size=3),
-            st.binary(max_size=3),
-            st.floats(),
-            st.booleans(),
-            st.none(),
-        )
-        count = st.one_of(st.integers(-2, n + 2), st.floats(), st.booleans(), st.fractions())
-        data = st.one_of(
-            st.lists(label, max_size=min(n, 6) + 2),
-            st.dictionaries(label, count, max_size=3),
-            st.text(max_size=3),
-            st.integers(),
-            st.none(),
-        )
+        data = hostile_rows_and_mappings(known, n, min(n, 6) + 2)
 
         def valid(given: object) -> bool:
             if isinstance(given, dict):
