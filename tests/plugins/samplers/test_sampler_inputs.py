@@ -1,6 +1,6 @@
-"""The vectorised ``sample`` path and input validation of every built-in sampler (DESIGN.md
-conformance checks 1 and 6: bad input raises a dpplug error and draws nothing; integer outputs;
-strict-time samplers draw a data-independent number of times)."""
+"""The vectorised ``sample`` path and input validation of every built-in sampler (the bad-input
+and hygiene contracts of docs/conformance.md: bad input raises a dpplug error and draws nothing;
+integer outputs; strict-time samplers draw a data-independent number of times)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Every sampler's ``sample`` really draws from its exact pmf (DESIGN.md conformance check 3).
+"""Every sampler's ``sample`` really draws from its exact pmf (the sampling-law
+contract of docs/conformance.md).
 
 Each case draws 200 000 samples at one count with a fixed seed and runs Pearson's chi-square test
 against the exact pmf at false-alarm rate 1e-6 (so a correct sampler fails a case with probability
