@@ -45,7 +45,7 @@ class ReleaseForm(StrEnum):
     LABELS = "labels"
     #: A mapping str label → ``int`` that fits in 64 bits (a thresholding selector's noisy counts).
     LABEL_COUNTS = "label-counts"
-    #: A Python object with methods (a histogram, a session): the framework carries it as is.
+    #: Anything else, carried as a Python object (a histogram, a session).
     OBJECT = "object"
 
 

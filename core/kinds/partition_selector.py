@@ -216,9 +216,10 @@ class PartitionSelectorKind(Kind):
         labels = sorted(counts)
         selection = selector.select(np.array([counts[k] for k in labels], dtype=np.int64), source)
         if (selection.noisy_counts is not None) != selector.releases_counts:
+            has = "has" if selection.noisy_counts is not None else "has no"
             raise PluginFault(
                 f"{selector.name} declares releases_counts = {selector.releases_counts} but its "
-                f"selection {'has' if selection.noisy_counts is not None else 'has no'} noisy counts"
+                f"selection {has} noisy counts"
             )
         kept = [label for label, keep in zip(labels, selection.keep, strict=True) if keep]
         if selection.noisy_counts is None:

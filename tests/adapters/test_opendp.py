@@ -968,8 +968,10 @@ def test_deserialise_refuses_malformed_text_with_bad_data(text: str | bytes) -> 
 @given(
     st.recursive(
         st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=5),
-        lambda children: st.lists(children, max_size=3)
-        | st.dictionaries(st.sampled_from(["plugin", "params", "input", "form", "T"]), children),
+        lambda children: (
+            st.lists(children, max_size=3)
+            | st.dictionaries(st.sampled_from(["plugin", "params", "input", "form", "T"]), children)
+        ),
         max_leaves=12,
     )
 )
