@@ -24,8 +24,14 @@ forms through :data:`SESSION_ROUTES`; its release is an OpenDP Queryable built w
 odometers, which account for its privacy map like any measurement's.
 
 Maps are the kind's rigorous upper bounds on (ε, δ), rounded up to floats, computed in time
-logarithmic in the distance. Measures: ``max_divergence()`` for pure guarantees,
-``approximate(max_divergence())`` otherwise.
+logarithmic in the distance, with at least the requested δ reported (:func:`_privacy_map`: it
+keeps maps monotone in ε for OpenDP's searches). Measures: ``max_divergence()`` for pure
+guarantees, ``approximate(max_divergence())`` otherwise. Each measurement declares its output
+type from the kind's release form (:data:`RELEASE_TYPES`), so OpenDP combinators that read a
+release, such as ``make_select_private_candidate``'s score, see an ``i64`` or a
+``Vec<String>``, not an opaque object. :func:`register_context_constructors` gives the Context
+API constructors whose ε, left out, OpenDP solves from the budget. ``docs/opendp.md`` has all
+three.
 
 OpenDP does not validate user callbacks, so the adapter does: distances must be non-negative
 integers of the metric's shape, data must be in the declared domain (integers in the sampler's
