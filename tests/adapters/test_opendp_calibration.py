@@ -198,6 +198,29 @@ def test_binary_search_chain_over_epsilon_for_every_selector(
     assert found.check(d_in, target)
 
 
+def test_beyond_the_guarantee_opendp_cannot_order_the_maps_but_a_componentwise_search_can() -> None:
+    """At a group distance (one partition moving by 2 units) the δ reported is the group δ,
+    above the requested one and growing with ε, so some candidates have a larger ε but a
+    smaller δ than the target and OpenDP's search stops on "unknown ordering" (documented in
+    docs/opendp.md); ``dp.binary_search`` on both coordinates finds the largest ε within it."""
+    d_in, target = (1, 2, 2), (2.0, 1e-4)
+
+    def make(epsilon: float) -> Any:
+        return make_measurement("laplace-thresholding", epsilon=epsilon, delta=1e-5)
+
+    with pytest.raises(dp.OpenDPException, match="unknown ordering"):
+        dp.binary_search_chain(make, d_in, target, bounds=(0.25, 4.0))
+
+    def within(epsilon: float) -> bool:
+        return all(a <= b for a, b in zip(make(epsilon).map(d_in), target, strict=True))
+
+    found = make(dp.binary_search(within, bounds=(0.25, 4.0)))
+    epsilon, delta = found.map(d_in)
+    assert delta <= target[1] and epsilon <= target[0]
+    assert found.check(d_in, target)
+    assert epsilon >= SPENT * target[0] or delta >= SPENT * target[1]  # one coordinate binds
+
+
 def test_selector_map_is_monotone_in_epsilon() -> None:
     """What the search relies on, on a grid of ε: ε of the map never decreases, δ is constant."""
     maps = [
