@@ -12,8 +12,11 @@ import pytest
 import dpplug
 import dpplug.kinds
 from dpplug.kind import ReleaseForm
+from dpplug.plugins.partition.truncated_geometric_thresholding import (
+    TruncatedGeometricThresholding,
+)
 
-COUNTS = {"apple": 40, "fig": 1, "pear": 9}
+COUNTS = {"fig": 1, "pear": 9}
 
 
 def entries(kind: Any) -> list[Any]:
@@ -35,7 +38,8 @@ def test_a_sampler_releases_one_int64_count(entry: Any) -> None:
 @pytest.mark.parametrize("entry", entries(dpplug.kinds.PARTITION_SELECTOR), ids=lambda e: e.name)
 def test_a_selector_releases_what_it_declares(entry: Any) -> None:
     selector = entry.create(**case(entry))
-    released = selector.kind.apply(selector, COUNTS, dpplug.SeededSource(4))
+    counts = {"apple": selector.saturation, **COUNTS}  # kept with probability π(saturation) = 1
+    released = selector.kind.apply(selector, counts, dpplug.SeededSource(4))
     form = selector.kind.release_form(selector)
     if selector.releases_counts:
         assert form is ReleaseForm.LABEL_COUNTS
@@ -44,18 +48,17 @@ def test_a_selector_releases_what_it_declares(entry: Any) -> None:
     else:
         assert form is ReleaseForm.LABELS
         assert isinstance(released, list) and released == sorted(released)
-    assert selector.keep_probability(40) == 1 and "apple" in released
+    assert selector.keep_probability(selector.saturation) == 1 and "apple" in released
 
 
 def test_a_selector_contradicting_its_declaration_is_a_plugin_fault() -> None:
     """The thresholding selector's own code, declared as keep-only: its noisy counts would
     reach a framework typed for labels, so ``apply`` refuses the release."""
-    entry = dpplug.registry().get("truncated-geometric-thresholding")
 
-    class Misdeclared(entry.cls):  # type: ignore[misc,name-defined]
+    class Misdeclared(TruncatedGeometricThresholding):
         releases_counts = False
 
-    selector = Misdeclared(**case(entry))
+    selector = Misdeclared(**TruncatedGeometricThresholding.conformance_cases[0])
     assert selector.kind.release_form(selector) is ReleaseForm.LABELS
     with pytest.raises(dpplug.PluginFault, match="releases_counts = False"):
         selector.kind.apply(selector, COUNTS, dpplug.SeededSource(5))
