@@ -136,7 +136,7 @@ def _privacy_map(mechanism: Mechanism, distance: Callable[[object], Any]) -> Cal
         epsilon = _up(bound.epsilon)
         if pure:
             return epsilon
-        return epsilon, max(_up(bound.delta), floor) if bound.delta > 0 else 0.0
+        return epsilon, (max(_up(bound.delta), floor) if bound.delta > 0 else 0.0)
 
     return privacy_map
 
@@ -433,16 +433,16 @@ def context_constructor(
 
     def constructor(input_domain: Any, input_metric: Any, *args: object, **params: object) -> Any:
         if len(args) > len(searched):
-            raise BadParameter(f"{name} takes only epsilon positionally; name the others")
+            positional = "only epsilon" if searched else "no parameter"
+            raise BadParameter(f"{name} takes {positional} positionally; name the others")
         given = dict(zip(searched, args, strict=False)) | params
         chosen = {k: v for k, v in given.items() if v is not None}
         return make_measurement(name, input_domain, input_metric, registry=registry, **chosen)
 
-    kind = inspect.Parameter
+    P = inspect.Parameter
     constructor.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
-        [kind(p, kind.POSITIONAL_OR_KEYWORD) for p in ("input_domain", "input_metric")]
-        + [kind(p, kind.POSITIONAL_OR_KEYWORD) for p in searched]
-        + [kind(p, kind.KEYWORD_ONLY, default=None) for p in keyword]
+        [P(p, P.POSITIONAL_OR_KEYWORD) for p in ("input_domain", "input_metric", *searched)]
+        + [P(p, P.KEYWORD_ONLY, default=None) for p in keyword]
     )
     constructor.__name__ = "make_dpplug_" + name.replace("-", "_")
     return constructor

@@ -312,4 +312,6 @@ def test_context_constructor_signature_names_epsilon_as_the_missing_parameter() 
     assert parameters["n"].kind is inspect.Parameter.KEYWORD_ONLY
     assert constructor.__name__ == "make_dpplug_geosample"
     m = constructor(*i64(), 0.41, n=100)  # ε positionally, as OpenDP's search passes it
+    with pytest.raises(dpplug.BadParameter, match="only epsilon positionally"):
+        constructor(*i64(), 0.41, 100)
     assert m.map(1) == pytest.approx(0.4054651081081644, rel=1e-15)  # ln(3/2)
