@@ -24,8 +24,14 @@ forms through :data:`SESSION_ROUTES`; its release is an OpenDP Queryable built w
 odometers, which account for its privacy map like any measurement's.
 
 Maps are the kind's rigorous upper bounds on (ε, δ), rounded up to floats, computed in time
-logarithmic in the distance. Measures: ``max_divergence()`` for pure guarantees,
-``approximate(max_divergence())`` otherwise.
+logarithmic in the distance, with at least the requested δ reported (:func:`_privacy_map`: it
+keeps maps monotone in ε for OpenDP's searches). Measures: ``max_divergence()`` for pure
+guarantees, ``approximate(max_divergence())`` otherwise. Each measurement declares its output
+type from the kind's release form (:data:`RELEASE_TYPES`), so OpenDP combinators that read a
+release, such as ``make_select_private_candidate``'s score, see an ``i64`` or a
+``Vec<String>``, not an opaque object. :func:`register_context_constructors` gives the Context
+API constructors whose ε, left out, OpenDP solves from the budget. ``docs/opendp.md`` has all
+three.
 
 OpenDP does not validate user callbacks, so the adapter does: distances must be non-negative
 integers of the metric's shape, data must be in the declared domain (integers in the sampler's
@@ -48,6 +54,7 @@ Relies on ``opendp.mod._PartialConstructor`` (private), hence the pin ``opendp==
 
 from __future__ import annotations
 
+import inspect
 import json
 import numbers
 from collections.abc import Callable, Mapping
@@ -62,9 +69,9 @@ from opendp.core import new_queryable
 from opendp.mod import OpenDPException, _PartialConstructor
 
 from dpplug.errors import BadData, BadParameter, NotSupported
-from dpplug.kind import DataForm, LabelDistance
+from dpplug.kind import DataForm, LabelDistance, ReleaseForm
 from dpplug.mechanism import Mechanism
-from dpplug.params import param_text, params_from_text
+from dpplug.params import Schema, param_text, params_from_text
 from dpplug.plugin_registry import Registry, registry
 
 FEATURES = ("contrib", "honest-but-curious")
@@ -106,13 +113,30 @@ def _measure(mechanism: Mechanism) -> Any:
 
 
 def _privacy_map(mechanism: Mechanism, distance: Callable[[object], Any]) -> Callable[[Any], Any]:
-    """d_in → the kind's bound at *distance*(d_in), as ε or (ε, δ) rounded up to floats."""
+    """d_in → the kind's bound at *distance*(d_in), as ε or (ε, δ) rounded up to floats.
+
+    For an approximate mechanism with a ``delta`` parameter (the δ its user asked for), the δ
+    reported is max(the kind's bound, that δ). A privacy map may report any upper bound, and the
+    maximum of an upper bound and anything else is one, so this is sound; it is what makes the
+    map monotone in ε for searches. The δ a mechanism achieves is at most the requested one but
+    moves with ε (e^ε is rounded to a grid, thresholds are integers), so with the achieved δ an
+    (ε, δ) ``d_out`` is incomparable to some maps (larger ε, smaller δ) and OpenDP's
+    ``binary_search_chain`` fails with "unknown ordering". Reported this way, at every distance
+    the mechanism's guarantee covers (where its achieved δ is at most the requested one) the δ
+    is the requested one whatever ε is, so the map is ordered by ε alone; beyond it the group
+    bound exceeds the requested δ and is reported as is. Inputs at distance 0 (a bound of δ = 0)
+    still cost (0, 0), so the map stays monotone in the distance (``docs/kinds.md``).
+    """
     pure = mechanism.guarantee.pure
+    requested = None if pure else mechanism.params.get("delta")
+    floor = 0.0 if requested is None else _up(requested)
 
     def privacy_map(d_in: object) -> Any:
         bound = mechanism.kind.privacy_bound(mechanism, distance(d_in))
         epsilon = _up(bound.epsilon)
-        return epsilon if pure else (epsilon, _up(bound.delta))
+        if pure:
+            return epsilon
+        return epsilon, (max(_up(bound.delta), floor) if bound.delta > 0 else 0.0)
 
     return privacy_map
 
@@ -157,7 +181,12 @@ def _count_route(mechanism: Mechanism, domain: Any, metric: Any) -> tuple[Any, I
         return mechanism.kind.apply(mechanism, _count(count))
 
     measurement = dp.m.make_user_measurement(
-        domain, metric, _measure(mechanism), function, _privacy_map(mechanism, _count_distance)
+        domain,
+        metric,
+        _measure(mechanism),
+        function,
+        _privacy_map(mechanism, _count_distance),
+        TO=_release_type(mechanism),
     )
     return measurement, form
 
@@ -205,9 +234,30 @@ def _labels_route(
         return _queryable(release) if session else release
 
     measurement = dp.m.make_user_measurement(
-        domain, metric, _measure(mechanism), function, _privacy_map(mechanism, _label_distance)
+        domain,
+        metric,
+        _measure(mechanism),
+        function,
+        _privacy_map(mechanism, _label_distance),
+        TO=SESSION_TYPE if session else _release_type(mechanism),
     )
     return measurement, form
+
+
+#: The OpenDP type of each form of release (``TO`` of ``make_user_measurement``).
+RELEASE_TYPES: dict[ReleaseForm, str] = {
+    ReleaseForm.COUNT: "i64",
+    ReleaseForm.LABELS: "Vec<String>",
+    ReleaseForm.LABEL_COUNTS: "ExtrinsicObject",
+    ReleaseForm.OBJECT: "ExtrinsicObject",
+}
+#: The OpenDP type of an interactive mechanism's release (a Queryable of its session).
+SESSION_TYPE = "ExtrinsicObject"
+
+
+def _release_type(mechanism: Mechanism) -> str:
+    """The OpenDP type of what the kind's ``apply`` releases (:meth:`Kind.release_form`)."""
+    return RELEASE_TYPES[mechanism.kind.release_form(mechanism)]
 
 
 def _queryable(session: Any) -> Any:
@@ -347,18 +397,52 @@ def deserialize(text: str | bytes, registry: Registry | None = None) -> Any:
 
 def register_context_constructors(registry: Registry | None = None) -> list[str]:
     """Register ``make_dpplug_<name>`` for every plugin with ``dp.register``, so OpenDP Context
-    queries can call ``.dpplug_<name>(**params)``; returns the registered names."""
+    queries can call ``.dpplug_<name>(...)``; returns the registered names.
+
+    Each constructor has the signature OpenDP's Context reads (:func:`context_constructor`):
+    leave ``epsilon`` out and the Context solves for it from its budget, as for OpenDP's own
+    constructors (``query.dpplug_geosample(n=100).release()``, ``query.param()``).
+    """
     _require_features()
     names = []
     for entry in _registry(registry).entries():
-        constructor_name = "dpplug_" + entry.name.replace("-", "_")
-
-        def constructor(
-            input_domain: Any, input_metric: Any, _name: str = entry.name, **params: object
-        ) -> Any:
-            return make_measurement(_name, input_domain, input_metric, registry=registry, **params)
-
-        constructor.__name__ = f"make_{constructor_name}"
-        dp.register(constructor, name=constructor_name)
-        names.append(constructor_name)
+        constructor = context_constructor(entry.name, entry.cls.schema, registry)
+        name = constructor.__name__.removeprefix("make_")
+        dp.register(constructor, name=name)
+        names.append(name)
     return names
+
+
+def context_constructor(
+    name: str, schema: Schema, registry: Registry | None = None
+) -> Callable[..., Any]:
+    """``make_dpplug_<name>(input_domain, input_metric, epsilon, *, other parameters)``: the
+    plugin *name* as a measurement, with a signature from its *schema* that OpenDP's Context API
+    reads to find a missing parameter.
+
+    OpenDP's ``Query`` counts the parameters without a default that the call leaves out; when
+    exactly one is missing it wraps the constructor in a ``PartialChain``, which binary-searches
+    that one (passed positionally) for the largest value whose map at the query's d_in stays
+    within its d_out (ε only, for approximate budgets). Here ``epsilon`` (when the schema has
+    one) is that parameter: positional and without a default, since ε is what a budget
+    calibrates. Every other parameter is keyword-only with the default ``None``, meaning "left
+    out": the plugin's own schema then applies its default or says which parameter is missing.
+    """
+    searched = ["epsilon"] if any(p.name == "epsilon" for p in schema) else []
+    keyword = [p.name for p in schema if p.name not in searched]
+
+    def constructor(input_domain: Any, input_metric: Any, *args: object, **params: object) -> Any:
+        if len(args) > len(searched):
+            positional = "only epsilon" if searched else "no parameter"
+            raise BadParameter(f"{name} takes {positional} positionally; name the others")
+        given = dict(zip(searched, args, strict=False)) | params
+        chosen = {k: v for k, v in given.items() if v is not None}
+        return make_measurement(name, input_domain, input_metric, registry=registry, **chosen)
+
+    P = inspect.Parameter
+    constructor.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
+        [P(p, P.POSITIONAL_OR_KEYWORD) for p in ("input_domain", "input_metric", *searched)]
+        + [P(p, P.KEYWORD_ONLY, default=None) for p in keyword]
+    )
+    constructor.__name__ = "make_dpplug_" + name.replace("-", "_")
+    return constructor

@@ -146,13 +146,14 @@ def per_call(repeats: int) -> None:
     assert isinstance(sampler, dpplug.CountingQuerySampler)
     adapter = make_measurement("fixedpoint-geometric", *i64_space(), n=N, epsilon=EPSILON)
     identity = dp.m.make_user_measurement(
-        *i64_space(), dp.max_divergence(), lambda x: x, lambda d_in: float(d_in)
+        *i64_space(), dp.max_divergence(), lambda x: x, lambda d_in: float(d_in), TO="i64"
     )
     bare = dp.m.make_user_measurement(
         *i64_space(),
         dp.max_divergence(),
         lambda x: int(sampler.sample(np.array([x], dtype=np.int64))[0]),
         lambda d_in: float(d_in),
+        TO="i64",  # as the adapter declares for a sampler
     )
     unbounded = dp.m.make_geometric(*i64_space(), scale=1 / EPSILON)
     bounded = dp.m.make_geometric(*i64_space(), scale=1 / EPSILON, bounds=(0, N))

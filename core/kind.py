@@ -35,6 +35,20 @@ class DataForm(StrEnum):
     LABELS = "labels"
 
 
+class ReleaseForm(StrEnum):
+    """What :meth:`Kind.apply` releases, so a framework can declare its type before any release
+    (OpenDP's ``TO``; ``docs/kinds.md``)."""
+
+    #: One ``int`` that fits in 64 bits (a sampler's noisy count).
+    COUNT = "count"
+    #: A list of str labels in sorted order (the labels a partition selector keeps).
+    LABELS = "labels"
+    #: A mapping str label → ``int`` that fits in 64 bits (a thresholding selector's noisy counts).
+    LABEL_COUNTS = "label-counts"
+    #: Anything else, carried as a Python object (a histogram, a session).
+    OBJECT = "object"
+
+
 class PipelineRole(StrEnum):
     """Where a kind enters a PipelineDP pipeline."""
 
@@ -134,6 +148,10 @@ class Kind(ABC):
     def apply(self, mechanism: Mechanism, data: Any, source: RandomSource | None = None) -> Any:
         """The mechanism on framework data of :attr:`data_form` (an ``int`` count, or a mapping
         str label → count), returning plain values a framework can pass on."""
+
+    def release_form(self, mechanism: Mechanism) -> ReleaseForm:
+        """The form of what :meth:`apply` returns for *mechanism*; an object by default."""
+        return ReleaseForm.OBJECT
 
     def check_labels(self, mechanism: Mechanism) -> None:
         """:class:`BadParameter` if the mechanism cannot take str labels (frameworks' labels

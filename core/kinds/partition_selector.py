@@ -14,18 +14,18 @@ from __future__ import annotations
 from abc import abstractmethod
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 import numpy.typing as npt
 
 from dpplug.data import integer_array, integer_scalar
-from dpplug.errors import BadData
+from dpplug.errors import BadData, PluginFault
 from dpplug.exact import smallest_at_least
 from dpplug.gaussian_dp import GaussianPairs
 from dpplug.guarantee import Guarantee, LossBound, Relation
 from dpplug.hookspecs import Register, hookspec
-from dpplug.kind import DataForm, Kind, LabelDistance, PipelineRole
+from dpplug.kind import DataForm, Kind, LabelDistance, PipelineRole, ReleaseForm
 from dpplug.kinds.sampler import UNBOUNDED_COUNT
 from dpplug.mechanism import Mechanism
 from dpplug.pmf import Pmf
@@ -58,8 +58,8 @@ class PartitionSelector(Mechanism):
     - ``saturation`` (instance attribute) and the :class:`Mechanism` declarations;
     - :attr:`per_partition`, :meth:`_keep_probability` (units) → exact π(units), and
       :meth:`_select` (unit counts, source, public mask) → :class:`Selection`;
-    - :meth:`_output_pmf` when the selector releases noisy counts (the default is the
-      keep/drop Bernoulli law).
+    - :meth:`_output_pmf` and ``releases_counts = True`` when the selector releases noisy counts
+      (the default is the keep/drop Bernoulli law).
 
     The public methods validate their input first, so bad input is refused before any draw.
     """
@@ -71,6 +71,9 @@ class PartitionSelector(Mechanism):
     #: (:class:`~dpplug.gaussian_dp.GaussianPairs`), composed in ℓ₂; None when the guarantee is
     #: the composition of :attr:`per_partition`.
     gaussian: GaussianPairs | None = None
+    #: True for thresholding selectors, whose :class:`Selection` carries noisy counts: what
+    #: frameworks release is then {label: noisy count}, not the kept labels.
+    releases_counts: ClassVar[bool] = False
 
     @property
     @abstractmethod
@@ -197,14 +200,27 @@ class PartitionSelectorKind(Kind):
         one = LossBound(per.group(1).epsilon, per.group(distance.linf).delta)
         return one.compose(changed, min(distance.l1, distance.l0 * distance.linf))
 
+    def release_form(self, mechanism: Mechanism) -> ReleaseForm:
+        """The kept labels, or {label: noisy count} when the selector releases counts."""
+        releases_counts = _selector(mechanism).releases_counts
+        return ReleaseForm.LABEL_COUNTS if releases_counts else ReleaseForm.LABELS
+
     def apply(
         self, mechanism: Mechanism, data: Any, source: RandomSource | None = None
     ) -> list[Any] | dict[Any, int]:
-        """The kept labels in sorted order, or {label: noisy count} for thresholding selectors."""
+        """The kept labels in sorted order, or {label: noisy count} for thresholding selectors
+        (:attr:`PartitionSelector.releases_counts`; a selection that contradicts it is a
+        :class:`PluginFault`, since frameworks declared the release's type from it)."""
         selector = _selector(mechanism)
         counts: Mapping[Any, int] = data
         labels = sorted(counts)
         selection = selector.select(np.array([counts[k] for k in labels], dtype=np.int64), source)
+        if (selection.noisy_counts is not None) != selector.releases_counts:
+            has = "has" if selection.noisy_counts is not None else "has no"
+            raise PluginFault(
+                f"{selector.name} declares releases_counts = {selector.releases_counts} but its "
+                f"selection {has} noisy counts"
+            )
         kept = [label for label, keep in zip(labels, selection.keep, strict=True) if keep]
         if selection.noisy_counts is None:
             return kept

@@ -23,7 +23,7 @@ from dpplug.data import integer_array, integer_scalar
 from dpplug.errors import BadParameter, NotSupported, PluginFault
 from dpplug.guarantee import LossBound, Relation
 from dpplug.hookspecs import Register, hookspec
-from dpplug.kind import DataForm, Kind, PipelineRole
+from dpplug.kind import DataForm, Kind, PipelineRole, ReleaseForm
 from dpplug.mechanism import Mechanism
 from dpplug.pmf import Pmf
 from dpplug.randomness import RandomSource, default_source
@@ -201,6 +201,10 @@ class SamplerKind(Kind):
         if isinstance(distance, bool) or not isinstance(distance, int) or distance < 0:
             raise BadParameter(f"an absolute distance is a non-negative int, got {distance!r}")
         return guarantee.group(-(-distance // guarantee.neighbouring.sensitivity))
+
+    def release_form(self, mechanism: Mechanism) -> ReleaseForm:
+        """One noisy count, an int64 (what :meth:`CountingQuerySampler.sample` returns)."""
+        return ReleaseForm.COUNT
 
     def apply(self, mechanism: Mechanism, data: Any, source: RandomSource | None = None) -> int:
         sampler = _sampler(mechanism)

@@ -35,6 +35,7 @@ from dpplug.randomness import RandomSource
 
 class TruncatedGeometricThresholding(PartitionSelector):
     name = "truncated-geometric-thresholding"
+    releases_counts = True
     summary = "k-TSGD noise and a threshold at k+1; releases noisy counts; public partitions."
     reference = (
         "Desfontaines, Voss, Gipson, Mandayam, Differentially private partition selection: "

@@ -4,6 +4,8 @@ conformance suite (so the examples are real mechanisms, not sketches)."""
 from __future__ import annotations
 
 import re
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +28,17 @@ def _run(block: str, name: str) -> dict[str, Any]:
     namespace: dict[str, Any] = {"__name__": name}
     exec(compile(block, name, "exec"), namespace)  # the documentation's own code
     return namespace
+
+
+def test_opendp_blocks_run_in_order_in_a_fresh_process() -> None:
+    """docs/opendp.md's blocks as one session, in their own interpreter (they register Context
+    constructors, which OpenDP keeps for the life of the process)."""
+    pytest.importorskip("opendp")
+    session = "\n".join(_blocks("opendp.md"))
+    result = subprocess.run(
+        [sys.executable, "-c", session], capture_output=True, text=True, timeout=600, check=False
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
 
 
 @pytest.mark.parametrize("index", range(len(_blocks("writing-a-plugin.md"))))
