@@ -1,8 +1,12 @@
-"""dpplug plugins inside PipelineDP 0.3.1 pipelines, on its local backend, Beam and Spark.
+"""dpplug plugins inside PipelineDP 0.3.1 pipelines, on its local backend, Beam and Spark
+(docs/pipelinedp.md).
 
 PipelineDP has no public injection point, so :class:`DPEngine` subclasses ``pipeline_dp.DPEngine``
-and overrides three private methods (hence the pin ``pipeline-dp==0.3.1``). Where a mechanism
-enters a pipeline is its kind's :class:`~dpplug.kind.PipelineRole`, never the kind itself:
+and overrides three private methods (hence the pin ``pipeline-dp==0.3.1``). It is a drop-in: its
+public methods run PipelineDP's own checks first, in PipelineDP's order, so every call PipelineDP
+refuses raises what PipelineDP raises, and only then dpplug's checks of dpplug specs. Where a
+mechanism enters a pipeline is its kind's :class:`~dpplug.kind.PipelineRole`, never the kind
+itself:
 
 - **Partition selection** (``_select_private_partitions_internal``): when
   ``SelectPartitionsParams`` or ``AggregateParams`` carry a :func:`partition_selection` spec in
@@ -13,13 +17,15 @@ enters a pipeline is its kind's :class:`~dpplug.kind.PipelineRole`, never the ki
   decided by the selector's ``decider`` (grid selectors: one 63-bit draw against their exact keep
   table).
 - **Count noise** (``_create_compound_combiner``, ``_add_dp_noise``): with
-  ``count_noise=sampler(name, **params)`` given to the engine, COUNT and PRIVACY_ID_COUNT get the
-  registered sampler's exact integer noise, and so does ``add_dp_noise`` on pre-aggregated
-  integer values. Their budget is requested as GENERIC; a count whose contributions are bounded
-  by ℓ₁ (ℓ₀·ℓ∞, or ``max_contributions``) uses the sampler at ε/ℓ₁ per count (group privacy and
-  composition of pure DP). Bounded samplers (counts in [0, n]) get the true count clamped to
-  [0, n] first, which keeps sensitivity 1. Output stays PipelineDP's ``MetricsTuple``, with
-  ``count_noise_stddev`` computed from the sampler's exact law or its closed form.
+  ``noise_kind=sampler(name, **params)`` in the params (COUNT and PRIVACY_ID_COUNT only), or
+  ``count_noise=sampler(...)`` given to the engine (the other metrics keep PipelineDP's
+  ``noise_kind``), COUNT and PRIVACY_ID_COUNT get the registered sampler's exact integer noise,
+  and so does ``add_dp_noise`` on pre-aggregated integer values. Their budget is requested as
+  GENERIC; a count whose contributions are bounded by ℓ₁ (ℓ₀·ℓ∞, or ``max_contributions``) uses
+  the sampler at ε/ℓ₁ per count (group privacy and composition of pure DP). Bounded samplers
+  (counts in [0, n]) get the true count clamped to [0, n] first, which keeps sensitivity 1.
+  Output stays PipelineDP's ``MetricsTuple``, with ``count_noise_stddev`` computed from the
+  sampler's exact law or its closed form.
 - **Central release** (:meth:`DPEngine.release` with a :func:`central_release` spec; histogram
   releasers and every other kind released from label counts): the engine keeps one row per
   privacy unit and counts rows per label, then folds the nonempty bins with the kind's
@@ -32,7 +38,9 @@ from); the mechanisms are built lazily where they run, once per process, from th
 PipelineDP computed, so nothing unpicklable crosses to Beam or Spark workers and nothing is
 monkeypatched. Workers must be able to import dpplug and the plugin's package (install them
 there). Bad specs raise dpplug errors when they are made, before any pipeline runs. The explain
-report names the plugin and its parameters.
+report names the plugin and its parameters, and its header names the sampler that adds the noise
+with its ε per count instead of PipelineDP's ``noise_kind`` line. PipelineDP's Beam, Spark and
+DataFrame front ends reach this engine through :mod:`dpplug.adapters.pipelinedp_frontends`.
 """
 
 from __future__ import annotations
