@@ -5,16 +5,20 @@ DataFrames, the only kind it supports).
 PipelineDP's own on dpplug's engine (:mod:`dpplug.adapters.pipelinedp_frontends`), so
 ``run_query(budget, noise_kind=sampler(...))`` noises the COUNT with the dpplug sampler. PipelineDP
 declares every metric column DoubleType, so the sampler's integer counts enter the DataFrame as
-floats (exactly: they are far below 2^53).
+floats (exactly: they are far below 2^53). :func:`release` runs a central release (histogram
+releasers) on a DataFrame's label column, which PipelineDP's DataFrame API has no operation for.
 """
 
 from __future__ import annotations
 
 import functools
+import operator
 from typing import Any
 
+import pipeline_dp
 from pipeline_dp import dataframes, dp_engine
 
+from dpplug.adapters.pipelinedp import DPEngine, PluginSpec
 from dpplug.adapters.pipelinedp_frontends import engine_bound, with_dpplug_engine
 
 
@@ -50,3 +54,25 @@ class QueryBuilder(dataframes.QueryBuilder):
     """PipelineDP's ``QueryBuilder``, building dpplug's :class:`Query`."""
 
     build_query = engine_bound(dataframes.QueryBuilder.build_query, Query=Query)
+
+
+def release(
+    df: Any, privacy_unit_column: str, label_column: str, spec: PluginSpec, budget: Any
+) -> Any:
+    """What the mechanism of *spec* (``central_release(...)``) releases from the labels in
+    *label_column* of the Spark DataFrame *df*, one row kept per privacy unit, with the whole
+    *budget* (``pipeline_dp.dataframes.Budget``), as ``run_query`` spends it."""
+    converter = _converter(df)
+    columns = dataframes.Columns(privacy_unit_column, label_column, None)
+    col = converter.dataframe_to_collection(df, columns)  # (unit, label, 0)
+    accountant = pipeline_dp.NaiveBudgetAccountant(
+        total_epsilon=budget.epsilon, total_delta=budget.delta
+    )
+    backend = pipeline_dp.SparkRDDBackend(df.sparkSession.sparkContext)
+    extractors = pipeline_dp.DataExtractors(
+        privacy_id_extractor=operator.itemgetter(0), partition_extractor=operator.itemgetter(1)
+    )
+    released = DPEngine(accountant, backend).release(col, spec, extractors)
+    accountant.compute_budgets()
+    (result,) = released.collect()
+    return result

@@ -125,10 +125,9 @@ def _check_selected(selected: list[str], accountant: Any) -> None:
     assert sorted(selected) == sorted(BIG)
 
 
-def _check_histogram(histogram: dict[str, int], accountant: Any) -> None:
-    budget = _budget(accountant, f"Central release ({HISTOGRAM[0]})")
+def _check_histogram(histogram: dict[str, int], epsilon: float, delta: float) -> None:
     releaser = dpplug.create(
-        HISTOGRAM[0], epsilon=Fraction(budget.eps), delta=Fraction(budget.delta), **HISTOGRAM[1]
+        HISTOGRAM[0], epsilon=Fraction(epsilon), delta=Fraction(delta), **HISTOGRAM[1]
     )
     bound = releaser.accuracy(BETA).per_query.a
     assert list(histogram) == sorted(histogram)  # canonical order
@@ -158,7 +157,8 @@ def _check_all(
     _check_counts(counts, {k: 2 * v for k, v in UNITS.items()}, COUNT_NOISE, count_eps)
     _check_counts(units, UNITS, UNIT_NOISE, unit_eps)
     _check_selected(selected, accountant)
-    _check_histogram(histogram, accountant)
+    budget = _budget(accountant, f"Central release ({HISTOGRAM[0]})")
+    _check_histogram(histogram, budget.eps, budget.delta)
 
 
 # --------------------------------------------------------------------------- Beam
@@ -237,11 +237,14 @@ def test_private_spark(spark_context: Any) -> None:
     )
 
 
+def _dataframe(spark_context: Any) -> Any:
+    return pyspark.sql.SparkSession(spark_context).createDataFrame(ROWS, ["unit", "page"])
+
+
 def test_dataframes_on_spark(spark_context: Any) -> None:
     """``run_query`` builds its own Naive accountant: the private partition selection
     (PipelineDP's truncated geometric) and the COUNT get ε/2 each, δ going to the selection."""
-    session = pyspark.sql.SparkSession(spark_context)
-    df = session.createDataFrame(ROWS, ["unit", "page"])
+    df = _dataframe(spark_context)
     query = (
         pipelinedp_dataframes.QueryBuilder(df, "unit")
         .groupby("page", max_groups_contributed=L0, max_contributions_per_group=LINF)
@@ -263,6 +266,14 @@ def test_dataframes_on_spark(spark_context: Any) -> None:
     for page, value in released.items():
         assert value == int(value)  # the sampler's integers (Laplace would not be)
         assert abs(value - 2 * UNITS[page]) <= bound, (page, value, bound)
+
+
+def test_dataframes_release(spark_context: Any) -> None:
+    """The histogram release on a DataFrame's label column, with the whole budget."""
+    released = pipelinedp_dataframes.release(
+        _dataframe(spark_context), "unit", "page", _histogram_spec(), dataframes.Budget(1, 1e-6)
+    )
+    _check_histogram(released.to_dict(), 1, 1e-6)
 
 
 # --------------------------------------------------------------------------- PipelineDP untouched
