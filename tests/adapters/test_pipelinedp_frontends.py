@@ -1,7 +1,7 @@
 """dpplug specs through PipelineDP 0.3.1's front ends, each on its backend with real data:
-``private_beam`` transforms on Beam's DirectRunner, ``private_spark``'s PrivateRDD on Spark
-``local[2]`` and the DataFrame API on Spark DataFrames (the only kind ``pipeline_dp.dataframes``
-supports).
+``private_beam`` transforms on Beam's DirectRunner (in memory and with two worker processes),
+``private_spark``'s PrivateRDD on Spark ``local[2]`` and the DataFrame API on Spark DataFrames (the
+only kind ``pipeline_dp.dataframes`` supports).
 
 On each: COUNT noised by ``fixedpoint-geometric`` and PRIVACY_ID_COUNT by ``discrete-laplace``
 (given as ``noise_kind=sampler(...)`` in PipelineDP's own params), ``select_partitions`` with
@@ -164,9 +164,12 @@ def _check_all(
 # --------------------------------------------------------------------------- Beam
 
 
-def test_private_beam(tmp_path: Path) -> None:
+@pytest.mark.parametrize("mode", ["in_memory", "multi_processing"])
+def test_private_beam(mode: str, tmp_path: Path) -> None:
     accountant = _accountant()
-    options = PipelineOptions(flags=[], runner="DirectRunner", direct_running_mode="in_memory")
+    options = PipelineOptions(
+        flags=[], runner="DirectRunner", direct_running_mode=mode, direct_num_workers=2
+    )
     with beam.Pipeline(options=options) as pipeline:
         private = (
             pipeline
