@@ -3,15 +3,16 @@
 ``private_spark``'s PrivateRDD on Spark ``local[2]`` and the DataFrame API on Spark DataFrames (the
 only kind ``pipeline_dp.dataframes`` supports).
 
-On each: COUNT noised by ``fixedpoint-geometric`` and PRIVACY_ID_COUNT by ``discrete-laplace``
-(given as ``noise_kind=sampler(...)`` in PipelineDP's own params), ``select_partitions`` with
-``optimal-partition-selection`` and a pre-threshold m, and a ``stability-histogram`` central
-release. Big partitions (150+ units) are kept with probability exactly 1 and small ones (< m
-units) dropped with probability 1 at the budgets PipelineDP computes (checked on the budgets
-themselves); every released value is within the mechanism's own (a, β) bound at β = 1e-12 for
-the ε the accountant gave it; counts are Python ints (PipelineDP's Laplace gives floats), the
-histogram is in canonical label order, and the accountant holds every dpplug mechanism as GENERIC
-with the budget adding up.
+On Beam and Spark: COUNT noised by ``fixedpoint-geometric`` and PRIVACY_ID_COUNT by
+``discrete-laplace`` (given as ``noise_kind=sampler(...)`` in PipelineDP's own params),
+``select_partitions`` with ``optimal-partition-selection`` and a pre-threshold m, and a
+``stability-histogram`` central release; on DataFrames (which have no partition selection
+parameter) the COUNT and the central release. Big partitions (150+ units) are kept with probability
+exactly 1 and small ones (< m units) dropped with probability 1 at the budgets PipelineDP computes
+(checked on the budgets themselves); every released value is within the mechanism's own (a, β)
+bound at β = 1e-12 for the ε the accountant gave it; counts are Python ints (PipelineDP's Laplace
+gives floats), the histogram is in canonical label order, and the accountant holds every dpplug
+mechanism as GENERIC with the budget adding up.
 
 Worker-side code is lambdas and installed modules only, so workers never import this file.
 """
