@@ -1,8 +1,12 @@
-"""dpplug plugins inside PipelineDP 0.3.1 pipelines, on its local backend, Beam and Spark.
+"""dpplug plugins inside PipelineDP 0.3.1 pipelines, on its local backend, Beam and Spark
+(docs/pipelinedp.md).
 
 PipelineDP has no public injection point, so :class:`DPEngine` subclasses ``pipeline_dp.DPEngine``
-and overrides three private methods (hence the pin ``pipeline-dp==0.3.1``). Where a mechanism
-enters a pipeline is its kind's :class:`~dpplug.kind.PipelineRole`, never the kind itself:
+and overrides three private methods (hence the pin ``pipeline-dp==0.3.1``). It is a drop-in: its
+public methods run PipelineDP's own checks first, in PipelineDP's order, so every call PipelineDP
+refuses raises what PipelineDP raises, and only then dpplug's checks of dpplug specs. Where a
+mechanism enters a pipeline is its kind's :class:`~dpplug.kind.PipelineRole`, never the kind
+itself:
 
 - **Partition selection** (``_select_private_partitions_internal``): when
   ``SelectPartitionsParams`` or ``AggregateParams`` carry a :func:`partition_selection` spec in
@@ -13,13 +17,15 @@ enters a pipeline is its kind's :class:`~dpplug.kind.PipelineRole`, never the ki
   decided by the selector's ``decider`` (grid selectors: one 63-bit draw against their exact keep
   table).
 - **Count noise** (``_create_compound_combiner``, ``_add_dp_noise``): with
-  ``count_noise=sampler(name, **params)`` given to the engine, COUNT and PRIVACY_ID_COUNT get the
-  registered sampler's exact integer noise, and so does ``add_dp_noise`` on pre-aggregated
-  integer values. Their budget is requested as GENERIC; a count whose contributions are bounded
-  by ℓ₁ (ℓ₀·ℓ∞, or ``max_contributions``) uses the sampler at ε/ℓ₁ per count (group privacy and
-  composition of pure DP). Bounded samplers (counts in [0, n]) get the true count clamped to
-  [0, n] first, which keeps sensitivity 1. Output stays PipelineDP's ``MetricsTuple``, with
-  ``count_noise_stddev`` computed from the sampler's exact law or its closed form.
+  ``noise_kind=sampler(name, **params)`` in the params (COUNT and PRIVACY_ID_COUNT only), or
+  ``count_noise=sampler(...)`` given to the engine (the other metrics keep PipelineDP's
+  ``noise_kind``), COUNT and PRIVACY_ID_COUNT get the registered sampler's exact integer noise,
+  and so does ``add_dp_noise`` on pre-aggregated integer values. Their budget is requested as
+  GENERIC; a count whose contributions are bounded by ℓ₁ (ℓ₀·ℓ∞, or ``max_contributions``) uses
+  the sampler at ε/ℓ₁ per count (group privacy and composition of pure DP). Bounded samplers
+  (counts in [0, n]) get the true count clamped to [0, n] first, which keeps sensitivity 1.
+  Output stays PipelineDP's ``MetricsTuple``, with ``count_noise_stddev`` computed from the
+  sampler's exact law or its closed form.
 - **Central release** (:meth:`DPEngine.release` with a :func:`central_release` spec; histogram
   releasers and every other kind released from label counts): the engine keeps one row per
   privacy unit and counts rows per label, then folds the nonempty bins with the kind's
@@ -32,7 +38,9 @@ from); the mechanisms are built lazily where they run, once per process, from th
 PipelineDP computed, so nothing unpicklable crosses to Beam or Spark workers and nothing is
 monkeypatched. Workers must be able to import dpplug and the plugin's package (install them
 there). Bad specs raise dpplug errors when they are made, before any pipeline runs. The explain
-report names the plugin and its parameters.
+report names the plugin and its parameters, and its header names the sampler that adds the noise
+with its ε per count instead of PipelineDP's ``noise_kind`` line. PipelineDP's Beam, Spark and
+DataFrame front ends reach this engine through :mod:`dpplug.adapters.pipelinedp_frontends`.
 """
 
 from __future__ import annotations
@@ -46,7 +54,7 @@ from typing import Any, cast
 
 import numpy as np
 import pipeline_dp
-from pipeline_dp import combiners, dp_computations
+from pipeline_dp import combiners, dp_computations, report_generator
 from pipeline_dp.aggregate_params import MechanismType, Metrics
 
 from dpplug.errors import BadData, BadParameter, NotSupported
@@ -83,9 +91,18 @@ class PluginSpec:
     def entry(self) -> Entry:
         return _registry(self.registry).get(self.name)
 
-    def describe(self) -> str:
+    def call(self) -> str:
+        """The plugin's name and the parameters the user fixed, as a call: ``name(k=v, …)``."""
         given = ", ".join(f"{k}={v}" for k, v in self.params)
-        return f"dpplug plugin {self.name}({given})"
+        return f"{self.name}({given})"
+
+    def describe(self) -> str:
+        return f"dpplug plugin {self.call()}"
+
+    @property
+    def value(self) -> str:
+        """Read by PipelineDP's parameter report for ``noise_kind`` (a sampler spec there)."""
+        return self.describe()
 
     @property
     def is_weighted_gaussian(self) -> bool:
@@ -314,6 +331,15 @@ class PluginNoise(dp_computations.AdditiveMechanism):
     def sensitivity(self) -> float:
         return self._l1
 
+    @property
+    def spec(self) -> PluginSpec:
+        return self._spec
+
+    @property
+    def epsilon(self) -> Fraction:
+        """The sampler's ε for one count: the budget's ε over the ℓ₁ sensitivity."""
+        return self._epsilon
+
     def describe(self) -> str:
         return (
             f"{self._spec.describe()} at ε = {float(self._epsilon):.6g} per count "
@@ -369,16 +395,52 @@ class DPEngine(pipeline_dp.DPEngine):
         self._count_noise = count_noise
 
     def select_partitions(self, col: Any, params: Any, data_extractors: Any) -> Any:
+        """PipelineDP's ``select_partitions``: its own checks first, in its order (so every call
+        raises what ``pipeline_dp.DPEngine`` raises), then dpplug's check of the strategy."""
+        self._check_select_private_partitions(col, params, data_extractors)
         _check_strategy(params.partition_selection_strategy)
         return super().select_partitions(col, params, data_extractors)
 
     def aggregate(
-        self, col: Any, params: Any, data_extractors: Any, *args: Any, **kwargs: Any
+        self,
+        col: Any,
+        params: Any,
+        data_extractors: Any,
+        public_partitions: Any = None,
+        out_explain_computation_report: Any = None,
     ) -> Any:
+        """PipelineDP's ``aggregate``: its own checks first, in its order, then dpplug's checks
+        of the strategy and the count noise (``params.noise_kind`` or the engine's)."""
+        self._check_aggregate_params(col, params, data_extractors)
+        self._check_budget_accountant_compatibility(
+            public_partitions is not None, params.metrics, params.custom_combiners is not None
+        )
         _check_strategy(params.partition_selection_strategy)
-        if self._count_noise is not None and params.post_aggregation_thresholding:
-            raise NotSupported("dpplug count noise does not support post_aggregation_thresholding")
-        return super().aggregate(col, params, data_extractors, *args, **kwargs)
+        noise = self._count_noise_for(params)
+        if noise is not None:
+            _check_count_noise(noise, params)
+        return super().aggregate(
+            col, params, data_extractors, public_partitions, out_explain_computation_report
+        )
+
+    def _count_noise_for(self, params: Any) -> PluginSpec | None:
+        """The sampler that noises COUNT and PRIVACY_ID_COUNT (and ``add_dp_noise``) under
+        *params*: ``params.noise_kind`` when it is a :func:`sampler` spec, else the engine's."""
+        given = getattr(params, "noise_kind", None)
+        if not isinstance(given, PluginSpec):
+            return self._count_noise
+        check_role(given.kind, PipelineRole.COUNT_NOISE, "noise_kind")
+        if self._count_noise is not None:
+            raise BadParameter(
+                "count noise is given twice, as the engine's count_noise and as "
+                "params.noise_kind: give the dpplug sampler in one place"
+            )
+        return given
+
+    def _add_report_generator(
+        self, params: Any, method_name: str, is_public_partition: bool | None = None
+    ) -> None:
+        self._report_generators.append(_Report(params, method_name, is_public_partition))
 
     def release(self, col: Any, spec: PluginSpec, data_extractors: Any) -> Any:
         """A one-element collection holding what the mechanism of *spec* releases from *col*.
@@ -440,28 +502,33 @@ class DPEngine(pipeline_dp.DPEngine):
         return self._backend.filter(col, keep, f"Filter private partitions ({strategy.name})")
 
     def _create_compound_combiner(self, params: Any) -> Any:
+        noise = self._count_noise_for(params)
         noisy = [m for m in params.metrics if m in _COUNT_COMBINERS]
-        if self._count_noise is None or not noisy:
+        if noise is None or not noisy:
             return super()._create_compound_combiner(params)
         others = [m for m in params.metrics if m not in _COUNT_COMBINERS]
         children = []
         if others:
             rest = dataclasses.replace(params, metrics=others)
             children = list(super()._create_compound_combiner(rest)._combiners)
+            self._current_report_generator.add_others(others, params.noise_kind)
         for metric in noisy:
             budget = self._budget_accountant.request_budget(
                 MechanismType.GENERIC,
                 weight=params.budget_weight,
-                name=f"{metric} ({self._count_noise.name})",
+                name=f"{metric} ({noise.name})",
             )
-            children.append(_COUNT_COMBINERS[metric](budget, params, self._count_noise))
+            child: Any = _COUNT_COMBINERS[metric](budget, params, noise)
+            self._current_report_generator.add_noise(str(metric), child.get_mechanism)
+            children.append(child)
         return combiners.CompoundCombiner(children, return_named_tuple=True)
 
     def _add_dp_noise(self, col: Any, params: Any) -> Any:
-        if self._count_noise is None:
+        noise = self._count_noise_for(params)
+        if noise is None:
             return super()._add_dp_noise(col, params)
         budget = self._budget_accountant.request_budget(
-            MechanismType.GENERIC, name=f"AddDPNoise ({self._count_noise.name})"
+            MechanismType.GENERIC, name=f"AddDPNoise ({noise.name})"
         )
         sensitivities = dp_computations.Sensitivities(
             l0=params.l0_sensitivity,
@@ -469,15 +536,12 @@ class DPEngine(pipeline_dp.DPEngine):
             l1=params.l1_sensitivity,
             l2=params.l2_sensitivity,
         )
-        noise = self._count_noise
         add = functools.partial(
             _add_noise, noise, budget, sensitivities.l1, params.output_noise_stddev
         )
-        self._add_report_stage(
-            lambda: (
-                f"Adding noise with {PluginNoise(noise, budget.eps, sensitivities.l1).describe()}"
-            )
-        )
+        mechanism = functools.partial(_plugin_noise, noise, budget, sensitivities.l1)
+        self._current_report_generator.add_noise("the values", mechanism)
+        self._add_report_stage(lambda: f"Adding noise with {mechanism().describe()}")
         return self._backend.map_values(col, add, f"Add noise ({noise.name})")
 
 
@@ -508,10 +572,60 @@ def _selection_report(
     )
 
 
+def _plugin_noise(noise: PluginSpec, budget: Any, l1: float) -> PluginNoise:
+    """The sampler's noise at the budget PipelineDP computed (only read once it has)."""
+    return PluginNoise(noise, budget.eps, l1)
+
+
 def _add_noise(noise: PluginSpec, budget: Any, l1: float, with_std: bool, value: Any) -> Any:
-    mechanism = PluginNoise(noise, budget.eps, l1)
+    mechanism = _plugin_noise(noise, budget, l1)
     noisy = mechanism.add_noise(value)
     return pipeline_dp.dp_engine.DpNoiseAdditionResult(noisy, mechanism.std) if with_std else noisy
+
+
+def _check_count_noise(noise: PluginSpec, params: Any) -> None:
+    """What dpplug's count noise cannot do with *params* (AggregateParams)."""
+    if params.post_aggregation_thresholding:
+        raise NotSupported("dpplug count noise does not support post_aggregation_thresholding")
+    if not isinstance(params.noise_kind, PluginSpec):
+        return  # the engine's count_noise: the other metrics keep PipelineDP's noise_kind
+    others = [str(m) for m in params.metrics or () if m not in _COUNT_COMBINERS]
+    if others or params.custom_combiners:
+        raise BadParameter(
+            f"noise_kind={noise.call()} noises COUNT and PRIVACY_ID_COUNT only; compute "
+            f"{', '.join(others) or 'custom combiners'} in a separate aggregation with a "
+            "PipelineDP noise_kind (LAPLACE or GAUSSIAN)"
+        )
+
+
+class _Report(report_generator.ReportGenerator):
+    """PipelineDP's explain-computation report whose header names the dpplug sampler that adds
+    the noise, with its ε per count, instead of PipelineDP's ``noise_kind=…`` line (which stays
+    for the metrics PipelineDP still noises)."""
+
+    def __init__(self, params: Any, method_name: str, is_public_partition: bool | None) -> None:
+        super().__init__(params, method_name, is_public_partition)
+        kind = getattr(params, "noise_kind", None)
+        self._kind_line = None if kind is None else f"\n noise_kind={kind.value}\n"
+        self._noises: list[tuple[str, Callable[[], PluginNoise]]] = []
+        self._others = ""
+
+    def add_noise(self, what: str, mechanism: Callable[[], PluginNoise]) -> None:
+        """*mechanism* (built when the report is read, after the budgets are computed) adds the
+        noise to *what*."""
+        self._noises.append((what, mechanism))
+
+    def add_others(self, metrics: list[Any], kind: Any) -> None:
+        self._others = f"; {kind.value} for {', '.join(str(m) for m in metrics)}"
+
+    def report(self) -> str:
+        text = str(super().report())
+        if not self._noises or self._kind_line is None:
+            return text
+        built = [(what, make()) for what, make in self._noises]
+        at = ", ".join(f"ε={float(m.epsilon):.6g} per count for {what}" for what, m in built)
+        line = f"\n noise: dpplug sampler {built[0][1].spec.call()} at {at}{self._others}\n"
+        return text.replace(self._kind_line, line, 1)
 
 
 def _check_strategy(strategy: Any) -> None:

@@ -692,6 +692,26 @@ def test_engine_rejects_misplaced_specs_before_running() -> None:
         )
 
 
+def test_noise_kind_sampler_is_refused_where_it_cannot_noise() -> None:
+    """``params.noise_kind=sampler(...)`` noises counts only, once, and only with a sampler."""
+    params = pipeline_dp.AggregateParams(
+        metrics=[Metrics.COUNT, Metrics.SUM],
+        max_partitions_contributed=1,
+        max_contributions_per_partition=1,
+        min_value=0,
+        max_value=1,
+        noise_kind=sampler("discrete-laplace"),
+    )
+    with pytest.raises(dpplug.BadParameter, match="separate aggregation"):
+        _engine().aggregate(ROWS, params, EXTRACTORS)
+    params.metrics = [Metrics.COUNT]
+    with pytest.raises(dpplug.BadParameter, match="given twice"):
+        _engine(count_noise=sampler("discrete-laplace")).aggregate(ROWS, params, EXTRACTORS)
+    params.noise_kind = partition_selection("optimal-partition-selection")
+    with pytest.raises(dpplug.BadParameter, match="as count-noise"):
+        _engine().aggregate(ROWS, params, EXTRACTORS)
+
+
 # --------------------------------------------------------------------------- laziness, pickling
 
 
