@@ -21,8 +21,11 @@ import dpplug
 from dpplug.histograms import EmptyBinLaw
 from dpplug.plugins.histograms.prime_field import (
     interpolate,
+    inverses,
     polynomial_ring,
     proth_prime_at_least,
+    subproduct_tree,
+    values_at_leaves,
 )
 
 
@@ -187,3 +190,23 @@ def test_empty_data_releases_a_uniform_polynomial() -> None:
     hist = releaser.release([], dpplug.SeededSource(4))
     assert len(hist.coefficients) == releaser.n + 1
     assert all(0 <= v <= releaser.n for v in hist.counts(range(10)))
+
+
+@pytest.mark.parametrize("p", [101, proth_prime_at_least(2**92)])
+def test_values_at_leaves_evaluate_at_every_point(p: int) -> None:
+    """The scaled remainder tree gives f(x_i) at every leaf, for every tree shape (1 … 40 points,
+    odd counts leave nodes without a sibling) and f of every degree below the number of points."""
+    rng = random.Random(p % 997)
+    ring = polynomial_ring(p)
+    for count in range(1, 41):
+        xs = rng.sample(range(min(p, 10**6)), count)
+        levels = subproduct_tree(ring, xs)
+        for degree in {0, count // 2, count - 1}:
+            f = ring([rng.randrange(p) for _ in range(degree + 1)])
+            assert values_at_leaves(f, levels) == [int(f(x)) for x in xs]
+
+
+def test_inverses_share_one_inversion() -> None:
+    p = proth_prime_at_least(2**92)
+    values = [1, 2, p - 1, 12345, 3**50 % p]
+    assert [v * w % p for v, w in zip(values, inverses(values, p), strict=True)] == [1] * 5
