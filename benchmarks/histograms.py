@@ -83,7 +83,7 @@ SIZES = (10**2, 10**3, 10**4, 10**5)
 LARGE_SIZE = 10**6
 QUICK_SIZES = (10**2, 10**3, 10**4)
 FIT_SIZES = (10**3, 10**4, 10**5)
-#: From this n on, timings use ``--large-repeats`` runs.
+#: From this n on, release timings use ``--large-repeats`` runs.
 BIG = 10**5
 SPARSE = ("pure-sparse-histogram", "compact-histogram")
 DENSE_BINS = 10**6
@@ -312,12 +312,10 @@ def compact_evaluation(
     single_labels: int,
     batch: int,
     repeats: int,
-    large_repeats: int,
 ) -> None:
-    """Section 2."""
+    """Section 2 (``--repeats`` runs at every n: an evaluation takes milliseconds)."""
     results = []
     for n in sizes:
-        runs_here = large_repeats if n >= BIG else repeats
         histogram = runs["compact-histogram", n].result
         single = evaluation_labels(rng, labels[:n], single_labels)
         batched = evaluation_labels(rng, labels[:n], batch)
@@ -325,14 +323,13 @@ def compact_evaluation(
         histogram.count(single[0])  # builds the coefficient matrix and the law's cache
         histogram.counts(single[:1])  # builds the flint polynomial
         first = time.perf_counter() - start
-        one = timed(lambda h=histogram, ls=single: [h.count(label) for label in ls], runs_here)
-        many = timed(partial(histogram.counts, batched), runs_here)
+        one = timed(lambda h=histogram, ls=single: [h.count(label) for label in ls], repeats)
+        many = timed(partial(histogram.counts, batched), repeats)
         results.append(Evaluation(n, first, one, many, len(single), len(batched)))
 
     table = Table(
         title=(
-            f"2. CompactHistogram evaluation (fastsample, |X| = 2^64), best of {repeats} "
-            f"(n ≥ {BIG:,}: {large_repeats}): "
+            f"2. CompactHistogram evaluation (fastsample, |X| = 2^64), best of {repeats}: "
             f"count() on {single_labels:,} labels one by one, counts() on {batch:,} at once"
         )
     )
@@ -504,7 +501,7 @@ def main() -> None:
         "--large", action="store_true", help=f"add n = {LARGE_SIZE:,} to sections 1–2 (minutes)"
     )
     parser.add_argument(
-        "--large-repeats", type=int, default=1, help=f"runs per timing from n = {BIG:,} on"
+        "--large-repeats", type=int, default=1, help=f"runs per release from n = {BIG:,} on"
     )
     parser.add_argument(
         "--large-releasers",
@@ -568,7 +565,6 @@ def main() -> None:
         args.single_labels,
         args.batch,
         args.repeats,
-        args.large_repeats,
     )
     console.print()
     dense_comparison(
