@@ -5,7 +5,9 @@ seed only builds the inputs, and no mechanism uses it: every release draws from 
 source (``dpplug.randomness.default_source(None)``, the CSPRNG a release uses when given no
 source; its class is printed). ε = 1 for replacing one row throughout. The plugin registry is
 loaded once before anything is timed. Times are ``time.perf_counter``, best of ``--repeats``
-runs unless stated; on a shared machine compare the ratios within one run, not absolute times.
+runs unless stated, and next to them the process's CPU time (``time.process_time``, least over
+the runs), which other processes on a shared machine move much less: the growth exponents and
+the headlines use it. On a shared machine compare the ratios within one run.
 
 1. **Release over |X| = 2^64** (universe ``range:0:18446744073709551615``) for
    ``pure-sparse-histogram`` and ``compact-histogram`` with their default sampler ``fastsample``,
@@ -20,11 +22,11 @@ runs unless stated; on a shared machine compare the ratios within one run, not a
    least-squares slope of log t against log n over n = 10^3 … 10^5, and step by step.
 
 2. **CompactHistogram evaluation** at each n of section 1, on a release of that section:
-   ``count(label)`` one label at a time (Horner's rule, then the empty-bin law M₀) on
-   ``--single-labels`` labels, and ``counts(labels)`` on ``--batch`` labels at once (multipoint
-   evaluation; 10^4 by default). Half the labels are data labels (as many as there are), the
-   rest fresh uniform labels. The first call, which builds the flint polynomial from the
-   coefficients, is reported apart.
+   ``count(label)`` one label at a time (Horner's rule by rectangular splitting, then the
+   empty-bin law M₀) on ``--single-labels`` labels, and ``counts(labels)`` on ``--batch`` labels
+   at once (multipoint evaluation; 10^4 by default). Half the labels are data labels (as many
+   as there are), the rest fresh uniform labels. The first calls, which build the coefficient
+   matrix (``count``) and the flint polynomial (``counts``), are reported apart.
 
 3. **BasicHistogram against OpenDP** on |X| = 10^6 bins (``range:0:999999``), n = ``--basic-n``
    rows (10^6 by default) with labels uniform in the universe, given to dpplug as a mapping
@@ -36,7 +38,13 @@ runs unless stated; on a shared machine compare the ratios within one run, not a
    (``release``) and for its noise alone (the sampler on the dense numpy vector); the ndarray →
    list conversion OpenDP needs is timed apart, not in its row.
 
-``--quick`` runs only n = 10^2 and 10^3 and a 10^4-bin dense universe (a smoke test).
+``--quick`` runs only n = 10^2, 10^3 and 10^4 and a 10^4-bin dense universe (a smoke test).
+
+Headlines (``--headlines``, for ``run_all.py``): each sparse releaser's release time at its
+largest n below 10^6 and at 10^6 when run, its growth exponent over n = 10^3 … (largest), and
+compact's ``count()`` and ``counts()`` per label at the largest n. The targets (issue 16) apply at
+n = 10^5: release ≤ 15 s for both, pure-sparse growth ≤ n^1.3, ``count()`` ≤ 2 ms and
+``counts()`` ≤ 100 µs per label on batches of 10^4.
 
 Run from the repository root (a few minutes without ``--large``)::
 
@@ -73,12 +81,19 @@ EPSILON = 1
 HUGE_UNIVERSE = f"range:0:{(1 << 64) - 1}"
 SIZES = (10**2, 10**3, 10**4, 10**5)
 LARGE_SIZE = 10**6
-QUICK_SIZES = (10**2, 10**3)
+QUICK_SIZES = (10**2, 10**3, 10**4)
 FIT_SIZES = (10**3, 10**4, 10**5)
-#: From this n on, timings use ``--large-repeats`` runs.
+#: From this n on, release timings use ``--large-repeats`` runs.
 BIG = 10**5
 SPARSE = ("pure-sparse-histogram", "compact-histogram")
 DENSE_BINS = 10**6
+#: Issue 16's targets, at n = BIG: release seconds, pure-sparse's growth exponent, count() and
+#: counts() µs per label (counts() on batches of at least BATCH_TARGET labels).
+TARGET_RELEASE_S = 15
+TARGET_GROWTH = 1.3
+TARGET_COUNT_US = 2000
+TARGET_COUNTS_US = 100
+BATCH_TARGET = 10**4
 QUICK_DENSE_BINS = 10**4
 
 
@@ -122,6 +137,10 @@ class SparseRun:
     @property
     def result(self) -> Any:
         return self.release.result
+
+
+def short(name: str) -> str:
+    return name.removesuffix("-histogram")
 
 
 def describe_output(name: str, output: Any) -> str:
@@ -197,6 +216,7 @@ def sparse_releases(
     table.add_column("build ms", justify="right")
     table.add_column("1st s", justify="right")
     table.add_column("best s", justify="right")
+    table.add_column("CPU s", justify="right")
     table.add_column("µs/row", justify="right")
     table.add_column("validate ms", justify="right")
     table.add_column("noise s", justify="right")
@@ -208,11 +228,12 @@ def sparse_releases(
         for n in plan[name]:
             run = runs[name, n]
             table.add_row(
-                name.removesuffix("-histogram"),
+                short(name),
                 f"{n:,}",
                 f"{run.build.best * 1e3:,.2f}",
                 f"{run.release.first:,.4f}",
                 f"{run.release.best:,.4f}",
+                f"{run.release.cpu:,.4f}",
                 f"{run.release.best / n * 1e6:,.1f}",
                 f"{run.validate.best * 1e3:,.2f}",
                 f"{run.noise.best:,.3f}",
@@ -223,29 +244,40 @@ def sparse_releases(
         table.add_section()
     console.print(table)
     console.print(
-        "best s / 1st s = release time, best and first run; build = dpplug.create(…) "
-        "(registry already loaded); validate = true_counts(rows), noise = the sampler's noisy "
-        "counts for the n nonempty bins and accur. = the (a, β) attached to the output (once, on "
-        "a fresh releaser: it is cached), all inside release and timed again on their own; ε = "
-        "the achieved guarantee; output = released bins (pure-sparse) or len(to_bytes()) "
-        "(compact); δ = 2^-k, pure-sparse's mixing δ, b = its order-statistics precision; P = "
-        "compact's Proth prime, sized from the smallest probability of M(0, U)."
+        "best s / 1st s = release time, best and first run, CPU s = its least CPU time; build ="
+        " dpplug.create(…) (registry already loaded); validate = true_counts(rows), noise = the"
+        " sampler's noisy counts for the n nonempty bins and accur. = the (a, β) attached to "
+        "the output (once, on a fresh releaser: it is cached), all inside release and timed "
+        "again on their own; ε = the achieved guarantee; output = released bins (pure-sparse) "
+        "or len(to_bytes()) (compact); δ = 2^-k, pure-sparse's mixing δ, b = its order-"
+        "statistics precision; P = compact's Proth prime, sized from the smallest probability "
+        "of M(0, U)."
     )
 
     for name in SPARSE:
         fit = [n for n in FIT_SIZES if n in plan[name]]
         if len(fit) < 2:
             continue
-        seconds = [runs[name, n].release.best for n in fit]
+        seconds = [runs[name, n].release.cpu for n in fit]
+        exponent = growth_exponent(fit, seconds)
         line = (
-            f"{name}: release time ∝ n^{growth_exponent(fit, seconds):.2f} "
+            f"{name}: release CPU time ∝ n^{exponent:.2f} "
             f"(least squares on log-log over n = {', '.join(f'{n:,}' for n in fit)})"
         )
         steps = []
         for a, b in pairwise(plan[name]):
-            pair = (runs[name, a].release.best, runs[name, b].release.best)
+            pair = (runs[name, a].release.cpu, runs[name, b].release.cpu)
             steps.append(f"{a:,} → {b:,}: n^{growth_exponent((a, b), pair):.2f}")
         console.print(f"{line}; step by step {', '.join(steps)}")
+        target = TARGET_GROWTH if name == SPARSE[0] and fit[-1] == BIG else None
+        label = f"{short(name)} release growth, n = {fit[0]:,} … {fit[-1]:,}"
+        headline("histograms", label, exponent, target, unit="n^")
+    for name in SPARSE:
+        for n in (max(n for n in plan[name] if n < LARGE_SIZE), LARGE_SIZE):
+            if (name, n) in runs:
+                target = TARGET_RELEASE_S if n == BIG else None
+                label = f"{short(name)} release at n = {n:,} over 2^64 labels (CPU)"
+                headline("histograms", label, runs[name, n].release.cpu, target, unit="s")
     for n in plan[SPARSE[0]]:
         if (SPARSE[1], n) in runs:
             sparse, compact = (runs[name, n].release.best for name in SPARSE)
@@ -280,33 +312,33 @@ def compact_evaluation(
     single_labels: int,
     batch: int,
     repeats: int,
-    large_repeats: int,
 ) -> None:
-    """Section 2."""
+    """Section 2 (``--repeats`` runs at every n: an evaluation takes milliseconds)."""
     results = []
     for n in sizes:
-        runs_here = large_repeats if n >= BIG else repeats
         histogram = runs["compact-histogram", n].result
         single = evaluation_labels(rng, labels[:n], single_labels)
         batched = evaluation_labels(rng, labels[:n], batch)
         start = time.perf_counter()
-        histogram.count(single[0])  # builds the flint polynomial and the law's cache
+        histogram.count(single[0])  # builds the coefficient matrix and the law's cache
+        histogram.counts(single[:1])  # builds the flint polynomial
         first = time.perf_counter() - start
-        one = timed(lambda h=histogram, ls=single: [h.count(label) for label in ls], runs_here)
-        many = timed(partial(histogram.counts, batched), runs_here)
+        one = timed(lambda h=histogram, ls=single: [h.count(label) for label in ls], repeats)
+        many = timed(partial(histogram.counts, batched), repeats)
         results.append(Evaluation(n, first, one, many, len(single), len(batched)))
 
     table = Table(
         title=(
-            f"2. CompactHistogram evaluation (fastsample, |X| = 2^64), best of {repeats} "
-            f"(n ≥ {BIG:,}: {large_repeats}): "
+            f"2. CompactHistogram evaluation (fastsample, |X| = 2^64), best of {repeats}: "
             f"count() on {single_labels:,} labels one by one, counts() on {batch:,} at once"
         )
     )
     table.add_column("n", justify="right")
-    table.add_column("first count() ms (builds polynomial)", justify="right")
+    table.add_column("first calls ms (build matrix, polynomial)", justify="right")
     table.add_column("count(): µs / label", justify="right")
+    table.add_column("CPU µs", justify="right")
     table.add_column("counts(): µs / label", justify="right")
+    table.add_column("CPU µs", justify="right")
     table.add_column("count() / counts()", justify="right")
     for e in results:
         per_single = e.single.best / e.singles
@@ -315,18 +347,36 @@ def compact_evaluation(
             f"{e.n:,}",
             f"{e.first * 1e3:,.2f}",
             f"{per_single * 1e6:,.1f}",
+            f"{e.single.cpu / e.singles * 1e6:,.1f}",
             f"{per_batch * 1e6:,.1f}",
+            f"{e.batch.cpu / e.batched * 1e6:,.1f}",
             f"{per_single / per_batch:.2f}",
         )
     console.print(table)
+    last = results[-1]
+    at_target = last.n == BIG
+    headline(
+        "histograms",
+        f"compact count() per label at n = {last.n:,} (CPU)",
+        last.single.cpu / last.singles * 1e6,
+        TARGET_COUNT_US if at_target else None,
+        unit="µs",
+    )
+    headline(
+        "histograms",
+        f"compact counts() per label, {last.batched:,} labels at n = {last.n:,} (CPU)",
+        last.batch.cpu / last.batched * 1e6,
+        TARGET_COUNTS_US if at_target and last.batched >= BATCH_TARGET else None,
+        unit="µs",
+    )
     fit = [e for e in results if e.n in FIT_SIZES]
     ns = [e.n for e in fit]
     if len(fit) < 2:
         return
     console.print(
-        f"Growth over n = {', '.join(f'{n:,}' for n in ns)}: count() per label ∝ "
-        f"n^{growth_exponent(ns, [e.single.best for e in fit]):.2f}, counts() per label ∝ "
-        f"n^{growth_exponent(ns, [e.batch.best for e in fit]):.2f}"
+        f"CPU-time growth over n = {', '.join(f'{n:,}' for n in ns)}: count() per label ∝ "
+        f"n^{growth_exponent(ns, [e.single.cpu for e in fit]):.2f}, counts() per label ∝ "
+        f"n^{growth_exponent(ns, [e.batch.cpu for e in fit]):.2f}"
     )
 
 
@@ -451,7 +501,7 @@ def main() -> None:
         "--large", action="store_true", help=f"add n = {LARGE_SIZE:,} to sections 1–2 (minutes)"
     )
     parser.add_argument(
-        "--large-repeats", type=int, default=1, help=f"runs per timing from n = {BIG:,} on"
+        "--large-repeats", type=int, default=1, help=f"runs per release from n = {BIG:,} on"
     )
     parser.add_argument(
         "--large-releasers",
@@ -515,7 +565,6 @@ def main() -> None:
         args.single_labels,
         args.batch,
         args.repeats,
-        args.large_repeats,
     )
     console.print()
     dense_comparison(

@@ -69,12 +69,23 @@ def run(name: str, quick: bool, logs: Path) -> tuple[list[dict[str, object]], fl
     return found, seconds, done.returncode
 
 
+#: Units of headlines where lower is better (times, and growth exponents "n^").
+LOWER_IS_BETTER = ("µs", "ms", "s", "n^")
+
+
+def shown(value: float, unit: str) -> str:
+    """A headline's value with its unit: a growth exponent as n^x."""
+    if unit == "n^":
+        return f"n^{value:.2f}"
+    return f"{value:,.0f}" if unit == "" else f"{value:,.1f}{unit}"
+
+
 def verdict(value: float, target: float | None, unit: str) -> str:
     if target is None:
         return ""
-    met = value <= target if unit == "µs" else value >= target
-    bound = "≤" if unit == "µs" else "≥"
-    return f"{bound} {target:g}{unit}: {'met' if met else 'NOT met'}"
+    lower = unit in LOWER_IS_BETTER
+    met = value <= target if lower else value >= target
+    return f"{'≤' if lower else '≥'} {shown(target, unit)}: {'met' if met else 'NOT met'}"
 
 
 def main() -> None:
@@ -99,8 +110,7 @@ def main() -> None:
         for h in found:
             value, unit = float(h["value"]), str(h["unit"])  # type: ignore[arg-type]
             target = None if h["target"] is None else float(h["target"])  # type: ignore[arg-type]
-            shown = f"{value:,.0f}" if unit == "" else f"{value:,.1f}{unit}"
-            rows.append((name, str(h["label"]), shown, verdict(value, target, unit)))
+            rows.append((name, str(h["label"]), shown(value, unit), verdict(value, target, unit)))
         console.print(f"  {name}: {seconds:.0f} s")
 
     title = f"dpplug headline numbers ({'quick' if args.quick else 'full'} run)"

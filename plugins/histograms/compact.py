@@ -3,7 +3,7 @@ Lemma 8.4, Thm 8.6; ITCS version Lemma 7.1, Alg. 9, Thm 7.2, Cor. 7.3;
 docs/mechanisms.md#compact-histogram): a dense histogram over a huge universe, released as n + 1
 field elements, with the per-query error of the basic histogram.
 
-**Field.** F = F_P for a proven prime P ≥ max(|X|, (2q₀+1)/p_min) (:mod:`.prime_field`), with
+**Field.** F = F_P for a proven prime P ≥ max(|X|, (R+1)/((R−1)·p_min)) (:mod:`.prime_field`), with
 p_min the smallest positive probability of M(0, U), instead of the paper's GF(2^{2·3^ℓ}) of size
 ≥ (q₀+1)·d. Nothing in the proof uses characteristic 2:
 
@@ -14,8 +14,8 @@ p_min the smallest positive probability of M(0, U), instead of the paper's GF(2^
   values at any other n+1−|A| labels uniform and independent.
 - *M₀ ratio bounds.* M₀ rounds the scaled CDF of M(0, U) down onto the P points
   (:class:`~dpplug.histograms.EmptyBinLaw`), so Pr[M₀ = v] is within 1/P of Pr[M(0, U) = v]:
-  with p ≤ every positive Pr[M(0, U) = v] and P·p ≥ 2q₀ + 1, the two ratio bounds e^{ε₂}, e^{ε₃}
-  multiply to at most (P·p + 1)/(P·p − 1) ≤ (q₀+1)/q₀. p is the smallest such probability,
+  with p ≤ every positive Pr[M(0, U) = v] and P·p ≥ (R+1)/(R−1), the two ratio bounds e^{ε₂},
+  e^{ε₃} multiply to at most (P·p + 1)/(P·p − 1) ≤ R. p is the smallest such probability,
   found in one pass over [0, n] (or 1/d past a scan budget), so the field needs about
   log₂(1/p) bits where Lemma 8.4's map needs log₂ d: for FastSample (γ = β/(2|X|)) about 90
   bits instead of 700, so interpolation and evaluation run on two-word numbers.
@@ -28,9 +28,16 @@ tree). The coefficients are released; :class:`~dpplug.histograms.CompactHistogra
 
 **Privacy (Thm 8.3).** M is e^{ε₁/2}-DP for one count (L = e^{ε₁/2}) and M₀ is within
 e^{ε₂}, e^{ε₃} of M(0, U) with e^{ε₂+ε₃} ≤ (P·p + 1)/(P·p − 1). The release is e^ε-DP for
-replacing one row with e^ε = L²·(P·p + 1)/(P·p − 1), an exact rational. As in Cor. 7.3,
-the sampler gets 9/10 of ε (so ε/2 · 9/10 per count) and q₀ = ⌈10/ε⌉ makes ε₂ + ε₃ ≤
-ln((q₀+1)/q₀) ≤ ε/10; for FastSample γ = β/(2|X|).
+replacing one row with e^ε = L²·(P·p + 1)/(P·p − 1), an exact rational. Cor. 7.3 gives the
+sampler 9/10 of ε and M₀ the rest through R = (q₀+1)/q₀, q₀ = ⌈10/ε⌉; but when |X| rather than
+p sets P, P·p is far above (R+1)/(R−1), M₀'s ratio is close to 1 and its share is lost (ε = 1
+over |X| = 2^32 achieved 0.89), and for ε > 10 the integer q₀ = 1 caps it at ln 2. So here the
+sampler gets 39/40 of ε (39/80 per count) and R is a rational lower bound on e^{ε/40}
+(:func:`~dpplug.exact.exp_lower`; (q₀+1)/q₀ with q₀ = :data:`FIXED_GUARANTEE_Q` for a sampler
+with a fixed guarantee): e^ε ≤ e^{(39/40)ε}·e^{ε/40}, and the achieved ε is at least 39/40 of what
+the sampler achieves of its share (at least 95% of the request for the built-in samplers, which
+achieve at least 63/64; tests). P grows by two bits over Cor. 7.3's. For FastSample
+γ = β/(2|X|).
 
 **Cost.** The release interpolates n + 1 points (subproduct tree, reused for the derivative's
 values) and keeps n + 1 coefficients: time O(M(n) log n) and memory O(n log n) field elements,
@@ -51,7 +58,7 @@ from typing import Any
 from gmpy2 import mpq
 
 from dpplug.errors import BadParameter, PluginFault
-from dpplug.exact import ceil_div, smallest_error_bound
+from dpplug.exact import ceil_log2, exp_lower, smallest_error_bound
 from dpplug.guarantee import Accuracy, ErrorBound, Guarantee
 from dpplug.histograms import CompactHistogram, EmptyBinLaw
 from dpplug.kinds import CountingQuerySampler, HistogramReleaser, TrueCounts
@@ -66,8 +73,9 @@ from dpplug.plugins.histograms.sampler_choice import (
 )
 from dpplug.randomness import RandomSource
 
-#: ln((q+1)/q) ≤ 1/q: the empty-bin law's share of ε is at most 1/q₀ (q₀ = this for samplers
-#: with a fixed guarantee, ⌈10/ε⌉ otherwise).
+#: The empty-bin law's share of ε (the sampler gets the rest, half of it per count).
+EMPTY_SHARE = mpq(1, 40)
+#: For a sampler with a fixed guarantee (no ε to share), M₀'s ratio bound is (q+1)/q with this q.
 FIXED_GUARANTEE_Q = 1000
 #: The largest n: a release holds a subproduct tree of n log₂ n field elements.
 MAX_N = 1 << 20
@@ -126,23 +134,25 @@ class CompactHistogramReleaser(HistogramReleaser):
             self.name,
             self.params,
             self.registry_in_use(),
-            epsilon_share=mpq(9, 20),
+            epsilon_share=(1 - EMPTY_SHARE) / 2,
             gamma=(beta / (2 * size), "β/(2|X|)"),
         )
         require_bounded(self.name, self.sampler, n)
         epsilon = self.params["epsilon"]
-        q_min = (
-            FIXED_GUARANTEE_Q
+        #: R ≤ e^{ε/40}: the bound on M₀'s ratios (module docstring).
+        self.ratio_bound = (
+            mpq(FIXED_GUARANTEE_Q + 1, FIXED_GUARANTEE_Q)
             if epsilon is None
-            else ceil_div(10 * epsilon.denominator, epsilon.numerator)
+            else exp_lower(epsilon * EMPTY_SHARE, 64 + ceil_log2(1 / (epsilon * EMPTY_SHARE)))
         )
+        spread = (self.ratio_bound + 1) / (self.ratio_bound - 1)  # P·p ≥ this
         # P ≥ |X| in any case: scanning M(0, U) only pays if p = 1/d would need a larger field.
         #: p ≤ every positive Pr[M(0, U) = v] (module docstring).
-        self.smallest = smallest_probability(self.sampler, mpq(2 * q_min + 1, size))
-        grid = (2 * q_min + 1) / self.smallest  # P·p ≥ 2q₀ + 1
+        self.smallest = smallest_probability(self.sampler, spread / size)
+        grid = spread / self.smallest
         self.modulus = proth_prime_at_least(int(max(size, -(-grid // 1))))
         self.law = EmptyBinLaw(self.sampler, self.modulus)
-        #: e^{ε₂}·e^{ε₃} of Thm 8.3, at most (P·p + 1)/(P·p − 1) ≤ (q₀+1)/q₀ (EmptyBinLaw).
+        #: e^{ε₂}·e^{ε₃} of Thm 8.3, at most (P·p + 1)/(P·p − 1) ≤ R (EmptyBinLaw).
         self.empty_ratio = (self.modulus * self.smallest + 1) / (self.modulus * self.smallest - 1)
         self.derived = {
             "sampler": repr(self.sampler),

@@ -13,16 +13,20 @@ from itertools import combinations, product
 from typing import Any
 
 import flint
+import gmpy2
 import pytest
-from gmpy2 import mpq
+from gmpy2 import mpfr, mpq
 from histogram_support import plugin_registry
 
 import dpplug
 from dpplug.histograms import EmptyBinLaw
 from dpplug.plugins.histograms.prime_field import (
     interpolate,
+    inverses,
     polynomial_ring,
     proth_prime_at_least,
+    subproduct_tree,
+    values_at_leaves,
 )
 
 
@@ -132,14 +136,51 @@ def test_guarantee_is_sampler_squared_times_the_empty_bin_ratios(params: dict[st
     assert releaser.guarantee.exp_epsilon == per_count**2 * releaser.empty_ratio
     assert releaser.guarantee.pure
     epsilon = mpq(params["epsilon"]) if "epsilon" in params else None
-    q = 1000 if epsilon is None else -(-10 // epsilon)
-    assert releaser.empty_ratio <= mpq(q + 1, q)  # ln((q+1)/q) ≤ 1/q ≤ ε/10 (Cor. 7.3)
-    assert grid >= 2 * q + 1
-    assert modulus < 2 * max(releaser.universe.size, (2 * q + 1) / releaser.smallest) + 2
-    if epsilon is not None:
-        assert releaser.sampler.params["epsilon"] == epsilon * mpq(9, 20)
+    bound = releaser.ratio_bound  # R ≤ e^{ε/40}, or 1001/1000 for a fixed guarantee
+    if epsilon is None:
+        assert bound == mpq(1001, 1000)
+    else:
+        with gmpy2.context(precision=256, round=gmpy2.RoundUp):
+            assert gmpy2.log(mpfr(bound)) <= epsilon / 40
+        assert releaser.sampler.params["epsilon"] == epsilon * mpq(39, 80)
+    spread = (bound + 1) / (bound - 1)
+    assert releaser.empty_ratio <= bound and grid >= spread
+    assert modulus < 2 * max(releaser.universe.size, spread / releaser.smallest) + 2
     if d.bit_length() > 128:  # FastSample: far fewer bits than Lemma 8.4's P ≥ (q+1)·d
         assert modulus.bit_length() < d.bit_length() // 2
+
+
+#: The samplers compact-histogram accepts that take an ε, and the smallest ε it can give each.
+RATED_SAMPLERS = {
+    "fastsample": mpq(1, 496),
+    "geosample": mpq(1, 1000),
+    "fixedpoint-geometric": mpq(1, 496),
+}
+
+
+@pytest.mark.parametrize("sampler", RATED_SAMPLERS)
+@pytest.mark.parametrize("universe", ["range:0:9", "bytes:4", f"range:0:{(1 << 64) - 1}"])
+def test_achieved_epsilon_is_at_least_95_percent_of_the_request(
+    sampler: str, universe: str
+) -> None:
+    """Across the schema's ε range (up to 64, down to the smallest the sampler allows), small and
+    huge universes (P set by p or by |X|) and a few n: 0.95·ε ≤ ln e^ε_achieved ≤ ε, decided
+    with MPFR rounding the logarithm down and up. Cor. 7.3's split (9/10 and q₀ = ⌈10/ε⌉)
+    achieved 0.89 at ε = 1 over |X| = 2^32 and 0.91 at ε = 64."""
+    epsilons = [RATED_SAMPLERS[sampler], mpq(1, 100), mpq(1, 10), mpq(1, 2), 1, 3, 10, 25, 64]
+    for epsilon, n in product(epsilons, (1, 8)):
+        releaser = create({"universe": universe, "n": n, "epsilon": epsilon, "sampler": sampler})
+        ratio = releaser.guarantee.exp_epsilon
+        with gmpy2.context(precision=256, round=gmpy2.RoundDown):
+            low = gmpy2.log(mpfr(ratio))
+        with gmpy2.context(precision=256, round=gmpy2.RoundUp):
+            high = gmpy2.log(mpfr(ratio))
+        assert mpq(95, 100) * epsilon <= low and high <= epsilon, (epsilon, n, float(low))
+
+
+def test_epsilon_below_the_samplers_range_is_refused() -> None:
+    with pytest.raises(dpplug.BadParameter, match="epsilon"):
+        create({"universe": "range:0:9", "n": 1, "epsilon": mpq(1, 500), "sampler": "fastsample"})
 
 
 def labels_of(universe: Any, count: int, seed: int) -> list[object]:
@@ -187,3 +228,23 @@ def test_empty_data_releases_a_uniform_polynomial() -> None:
     hist = releaser.release([], dpplug.SeededSource(4))
     assert len(hist.coefficients) == releaser.n + 1
     assert all(0 <= v <= releaser.n for v in hist.counts(range(10)))
+
+
+@pytest.mark.parametrize("p", [101, proth_prime_at_least(2**92)])
+def test_values_at_leaves_evaluate_at_every_point(p: int) -> None:
+    """The scaled remainder tree gives f(x_i) at every leaf, for every tree shape (1 … 40 points,
+    odd counts leave nodes without a sibling) and f of every degree below the number of points."""
+    rng = random.Random(p % 997)
+    ring = polynomial_ring(p)
+    for count in range(1, 41):
+        xs = rng.sample(range(min(p, 10**6)), count)
+        levels = subproduct_tree(ring, xs)
+        for degree in {0, count // 2, count - 1}:
+            f = ring([rng.randrange(p) for _ in range(degree + 1)])
+            assert values_at_leaves(f, levels) == [int(f(x)) for x in xs]
+
+
+def test_inverses_share_one_inversion() -> None:
+    p = proth_prime_at_least(2**92)
+    values = [1, 2, p - 1, 12345, 3**50 % p]
+    assert [v * w % p for v, w in zip(values, inverses(values, p), strict=True)] == [1] * 5
