@@ -38,7 +38,7 @@ import numpy.typing as npt
 from dpplug.errors import NotSupported
 from dpplug.histograms import DenseHistogram, SparseHistogram
 from dpplug.kinds.sampler import CountingQuerySampler
-from dpplug.program import Bits, Draw, Noise, Program, Uniform, law
+from dpplug.program import Bits, Draw, Independent, Noise, Program, Uniform, law
 from dpplug.randomness import RandomSource
 
 if TYPE_CHECKING:
@@ -84,13 +84,16 @@ def _law_of(name: str, program: Callable[[], Program[Any]]) -> Law:
     return law(_guarded(name, program))
 
 
-def _guarded(name: str, program: Callable[[], Program[Any]]) -> Callable[[], Program[Bins]]:
-    """*program* with its output keyed by :func:`bins` and the enumeration limits: too many
-    replays, or a draw with too many outcomes, raise NotSupported before anything is
-    enumerated."""
+def _guarded(
+    name: str, program: Callable[[], Program[Any]], key: Callable[[Any], Any] = bins
+) -> Callable[[], Program[Any]]:
+    """*program* with its output keyed by *key* and the enumeration limits: too many replays,
+    or a draw with too many outcomes, raise NotSupported before anything is enumerated. The
+    parts of an :class:`~dpplug.program.Independent` draw get the same limits (each its own
+    replay count), their outputs as they are."""
     runs = 0
 
-    def guarded() -> Program[Bins]:
+    def guarded() -> Program[Any]:
         nonlocal runs
         runs += 1
         if runs > MAX_RUNS:
@@ -101,7 +104,10 @@ def _guarded(name: str, program: Callable[[], Program[Any]]) -> Callable[[], Pro
             try:
                 draw = generator.send(outcome)
             except StopIteration as stop:
-                return bins(stop.value)
+                return key(stop.value)
+            if isinstance(draw, Independent):  # its parts are enumerated with these limits
+                parts = draw.programs
+                draw = Independent(*(_guarded(name, part, _same) for part in parts))
             size = _outcomes(name, draw)
             if size > MAX_OUTCOMES:
                 raise NotSupported(
@@ -113,12 +119,17 @@ def _guarded(name: str, program: Callable[[], Program[Any]]) -> Callable[[], Pro
     return guarded
 
 
+def _same(output: Any) -> Any:
+    return output
+
+
 def _outcomes(name: str, draw: Draw) -> int:
-    """How many outcomes enumerating *draw* visits (for Bits, at most just past MAX_OUTCOMES),
-    without enumerating it; NotSupported for noisy counts from an unbounded law, which no finite
-    enumeration covers."""
-    if isinstance(draw, Bits):  # 2^b outcomes, without writing out 2^b for a huge b
-        return 1 << min(draw.bits, MAX_OUTCOMES.bit_length())
+    """How many outcomes enumerating *draw* visits, without enumerating it where that is
+    costly; NotSupported for noisy counts from an unbounded law, which no finite enumeration
+    covers. A Bits draw is not counted here: its law is computed by splitting, never over its
+    2^b values, and raises NotSupported past :data:`~dpplug.program.MAX_PIECES` pieces."""
+    if isinstance(draw, Bits | Independent):  # each limited where its law is computed
+        return 1
     if isinstance(draw, Uniform):
         return draw.k
     if isinstance(draw, Noise):
