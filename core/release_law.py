@@ -15,6 +15,11 @@ The law of a release is computed from the releaser's own code by exact enumerati
   that draws from its RandomSource itself (the compact histogram's field values) has no law of
   this kind and is refused.
 
+- **Compact.** A compact histogram releaser (:func:`~dpplug.compact_law.is_compact`) draws a
+  field value per point, too many outcomes to enumerate; its law is the law of the counts it
+  decodes at the first labels, which stands exactly for the release law in the privacy check
+  once its components are certified by replay (:mod:`dpplug.compact_law`, the argument).
+
 Enumeration is for tiny cases only: a law whose draws have more than :data:`MAX_OUTCOMES`
 outcomes each (the pure sparse histogram's certified order statistics draw 2^b-valued integers
 with b in the tens), or which needs more than :data:`MAX_RUNS` replays of the program, raises
@@ -35,6 +40,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import numpy.typing as npt
 
+from dpplug.compact_law import decoded_law, is_compact
 from dpplug.errors import NotSupported
 from dpplug.histograms import DenseHistogram, SparseHistogram
 from dpplug.kinds.sampler import CountingQuerySampler
@@ -67,6 +73,8 @@ def bins(output: object) -> Bins:
 
 def release_law(releaser: HistogramReleaser, data: Mapping[Any, int]) -> Law:
     """The exact law of ``releaser.release(data)`` (see the module docstring for the routes)."""
+    if is_compact(releaser):
+        return decoded_law(releaser, data)
     program = getattr(releaser, "program", None)
     if callable(program):
         counts = releaser.true_counts(data)
@@ -143,7 +151,7 @@ def _outcomes(name: str, draw: Draw) -> int:
     return len(draw.law())
 
 
-class _NeedNoise(Exception):
+class NeedNoise(Exception):
     """The replayed release asked the sampler for noisy counts that are not scripted yet."""
 
     def __init__(self, counts: list[int]) -> None:
@@ -155,17 +163,20 @@ class _DrewFromSource(Exception):
     """The replayed release drew from its RandomSource directly."""
 
 
-class _ScriptedSampler:
+class ScriptedSampler:
     """Stands in for a releaser's sampler: ``sample`` answers from a script of noisy counts
-    (raising :class:`_NeedNoise` past its end); everything else is the real sampler's."""
+    (raising :class:`NeedNoise` past its end) and records the true counts it was asked for in
+    ``asked``; everything else is the real sampler's."""
 
     def __init__(self, sampler: CountingQuerySampler, script: list[tuple[int, ...]]) -> None:
         self._sampler, self._script, self._next = sampler, script, 0
+        self.asked: list[list[int]] = []
 
     def sample(self, counts: object, *_args: object, **_kwargs: object) -> npt.NDArray[np.int64]:
         array = np.asarray(counts)
+        self.asked.append([int(c) for c in array.reshape(-1)])
         if self._next == len(self._script):
-            raise _NeedNoise([int(c) for c in array.reshape(-1)])
+            raise NeedNoise([int(c) for c in array.reshape(-1)])
         answer = self._script[self._next]
         self._next += 1
         return np.array(answer, dtype=np.int64).reshape(array.shape)
@@ -191,10 +202,10 @@ def _scripted_release(
     script: list[tuple[int, ...]] = []
     while True:
         replay = copy.copy(releaser)
-        replay.sampler = _ScriptedSampler(sampler, script)  # type: ignore[attr-defined]
+        replay.sampler = ScriptedSampler(sampler, script)  # type: ignore[attr-defined]
         try:
             return replay.release(data, _RefusingSource())
-        except _NeedNoise as need:
+        except NeedNoise as need:
             script.append((yield Noise(sampler, need.counts)))
         except _DrewFromSource:
             raise NotSupported(
