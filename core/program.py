@@ -27,6 +27,8 @@ from dpplug.randomness import RandomSource
 
 T = TypeVar("T")
 Program = Generator["Draw", Any, T]
+#: What :func:`law` lets check each draw before enumerating it.
+Inspect = Callable[["Draw"], "Draw"]
 
 
 class Draw(ABC):
@@ -107,8 +109,11 @@ class Independent(Draw):
     of their laws as its law, so that an enumeration computes each sub-program's law once
     instead of replaying it under every outcome of the others."""
 
-    def __init__(self, *programs: Callable[[], Program[Any]]) -> None:
-        self.programs = programs
+    def __init__(
+        self, *programs: Callable[[], Program[Any]], inspect: Inspect | None = None
+    ) -> None:
+        """*inspect*: passed to :func:`law` for each part's law."""
+        self.programs, self.inspect = programs, inspect
 
     def sample(self, source: RandomSource) -> tuple[Any, ...]:
         return tuple(run(program, source) for program in self.programs)
@@ -116,7 +121,7 @@ class Independent(Draw):
     def law(self) -> dict[tuple[Any, ...], Any]:
         result: dict[tuple[Any, ...], Any] = {(): mpq(1)}
         for program in self.programs:
-            part = law(program)
+            part = law(program, self.inspect)
             result = {
                 (*outcome, value): p * q
                 for outcome, p in result.items()
@@ -367,8 +372,11 @@ def run(program: Callable[[], Program[T]], source: RandomSource) -> T:
         return stop.value  # type: ignore[no-any-return]
 
 
-def law(program: Callable[[], Program[T]]) -> dict[T, Any]:
+def law(program: Callable[[], Program[T]], inspect: Inspect | None = None) -> dict[T, Any]:
     """The exact law of the program's output: outcome → ``mpq``.
+
+    *inspect*, if given, sees each draw whose outcomes are about to be enumerated (not the
+    draws replayed along a path) and returns the draw to enumerate, or raises to refuse it.
 
     Every path is replayed from the start (generators cannot be copied), so the cost is the
     number of paths times their length: for tiny instances only. The law of a draw with a
@@ -397,6 +405,8 @@ def law(program: Callable[[], Program[T]]) -> dict[T, Any]:
             per_denominator = sums.setdefault(stop.value, {})
             per_denominator[denominator] = per_denominator.get(denominator, 0) + numerator
             return
+        if inspect is not None:
+            draw = inspect(draw)
         for outcome, p in law_of(draw).items():
             p = mpq(p)
             explore(

@@ -89,42 +89,40 @@ def release_law(releaser: HistogramReleaser, data: Mapping[Any, int]) -> Law:
 
 
 def _law_of(name: str, program: Callable[[], Program[Any]]) -> Law:
-    return law(_guarded(name, program))
+    return law(_counted(name, program, bins), partial(_inspect, name))
 
 
-def _guarded(
-    name: str, program: Callable[[], Program[Any]], key: Callable[[Any], Any] = bins
+def _counted(
+    name: str, program: Callable[[], Program[Any]], key: Callable[[Any], Any]
 ) -> Callable[[], Program[Any]]:
-    """*program* with its output keyed by *key* and the enumeration limits: too many replays,
-    or a draw with too many outcomes, raise NotSupported before anything is enumerated. The
-    parts of an :class:`~dpplug.program.Independent` draw get the same limits (each its own
-    replay count), their outputs as they are."""
+    """*program* with its output keyed by *key*, refusing (NotSupported) to be replayed more
+    than :data:`MAX_RUNS` times."""
     runs = 0
 
-    def guarded() -> Program[Any]:
+    def counted() -> Program[Any]:
         nonlocal runs
         runs += 1
         if runs > MAX_RUNS:
             raise NotSupported(f"the law of {name}'s release needs more than {MAX_RUNS} replays")
-        generator = program()
-        outcome = None
-        while True:
-            try:
-                draw = generator.send(outcome)
-            except StopIteration as stop:
-                return key(stop.value)
-            if isinstance(draw, Independent):  # its parts are enumerated with these limits
-                parts = draw.programs
-                draw = Independent(*(_guarded(name, part, _same) for part in parts))
-            size = _outcomes(name, draw)
-            if size > MAX_OUTCOMES:
-                raise NotSupported(
-                    f"{name}'s release draws a {type(draw).__name__} with more than "
-                    f"{MAX_OUTCOMES} outcomes, which cannot be enumerated"
-                )
-            outcome = yield draw
+        return key((yield from program()))
 
-    return guarded
+    return counted
+
+
+def _inspect(name: str, draw: Draw) -> Draw:
+    """The limits on a draw about to be enumerated: a draw with too many outcomes raises
+    NotSupported before anything is enumerated; the parts of an
+    :class:`~dpplug.program.Independent` draw get the same limits (each its own replay count),
+    their outputs as they are."""
+    if isinstance(draw, Independent):
+        parts = (_counted(name, part, _same) for part in draw.programs)
+        return Independent(*parts, inspect=partial(_inspect, name))
+    if _outcomes(name, draw) > MAX_OUTCOMES:
+        raise NotSupported(
+            f"{name}'s release draws a {type(draw).__name__} with more than {MAX_OUTCOMES} "
+            "outcomes, which cannot be enumerated"
+        )
+    return draw
 
 
 def _same(output: Any) -> Any:
@@ -136,7 +134,7 @@ def _outcomes(name: str, draw: Draw) -> int:
     costly; NotSupported for noisy counts from an unbounded law, which no finite enumeration
     covers. A Bits draw is not counted here: its law is computed by splitting, never over its
     2^b values, and raises NotSupported past :data:`~dpplug.program.MAX_PIECES` pieces."""
-    if isinstance(draw, Bits | Independent):  # each limited where its law is computed
+    if isinstance(draw, Bits):
         return 1
     if isinstance(draw, Uniform):
         return draw.k
