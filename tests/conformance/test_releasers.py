@@ -10,11 +10,9 @@ from itertools import product
 from typing import Any
 
 import pytest
-from gmpy2 import mpq
 
 import dpplug
 from dpplug import Registry
-from dpplug.compact_law import component_problems
 from dpplug.conformance.probes.histogram_releaser import ReleaserProbe, releaser_privacy
 from dpplug.conformance.results import Level
 from dpplug.conformance.runner import run_plugin
@@ -112,23 +110,6 @@ def test_release_law_refuses_what_it_cannot_enumerate(
 ) -> None:
     with pytest.raises(NotSupported, match=reason):
         release_law(create(name, **params), {0: 1})
-
-
-def test_compact_decoded_law_is_the_sampler_on_the_data_and_the_class_sizes_elsewhere() -> None:
-    """The law of the counts a compact release decodes at its first three labels
-    (dpplug.compact_law): the sampler's pmf at the nonempty bin, |S_v|/P at the others,
-    independent; and the real release passes its component checks."""
-    releaser = create(
-        "compact-histogram", universe="range:0:3", n=2, epsilon=2, sampler="geosample"
-    )
-    law = release_law(releaser, {1: 2})
-    assert sum(law.values()) == 1
-    pmf, modulus = releaser.sampler.pmf(2), releaser.modulus
-    for released, p in law.items():
-        (_, v0), (_, v1), (_, v2) = released
-        sizes = [releaser.law.interval(v)[1] for v in (v0, v2)]
-        assert p == pmf[v1] * mpq(sizes[0], modulus) * mpq(sizes[1], modulus)
-    assert component_problems(releaser, {1: 2}) == []
 
 
 def test_releaser_privacy_finds_the_exact_delta_of_a_stability_histogram() -> None:
