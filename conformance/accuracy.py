@@ -69,7 +69,15 @@ def check(entry: Entry, settings: Settings) -> ContractResult:
             f"{len(sampled)} binomial tests passed (reject below {alpha:.1e}); each sees a "
             f"failure rate of {weakest:.2g}·β with probability ≥ 1/2"
         )
-    return ContractResult(NAME, Outcome.PASSED, "; ".join(parts), data=plot)
+    power = f"{weakest:.2g}β" if sampled else "any"
+    return ContractResult(
+        NAME,
+        Outcome.PASSED,
+        "; ".join(parts),
+        data=plot,
+        power=power,
+        weakness=weakest if sampled else 0.0,
+    )
 
 
 def _exact_failure(claim: ExactClaim) -> str | None:

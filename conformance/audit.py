@@ -140,4 +140,6 @@ def check(entry: Entry, settings: Settings) -> ContractResult:
         f"{tests} tests, up to {max(p.sample_size(settings) for p, *_ in plan)} samples each "
         f"side; largest empirical ε lower bound {max(worst[0], 0.0):.3f} ({worst[1]}){power}",
         data={"epsilon_lower_bound": max(worst[0], 0.0), "cases": cases},
+        power=f"Δε {sharpest:.2g}" if math.isfinite(sharpest) else "none",
+        weakness=sharpest,
     )

@@ -165,4 +165,5 @@ def check(entry: Entry, settings: Settings) -> ContractResult:
         Outcome.PASSED,
         f"{tried} boundary parameter values, bad data and {settings.examples} generated inputs "
         "per case rejected with dpplug errors before any draw",
+        power="any tried",
     )

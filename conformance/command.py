@@ -3,7 +3,8 @@ through the entry-point group ``dpplug.commands`` (so core never imports the sui
 
 Each plugin is checked in its own process (:mod:`.isolation`), several at once (``--jobs``,
 default: one per core), each stopped after ``--timeout`` seconds. A row is printed as each plugin
-finishes, so a run that is killed still shows what finished; the table fits 80 columns. A
+finishes, so a run that is killed still shows what finished; the table fits 80 columns, and
+under it a legend states each contract's power (:func:`power_legend`). A
 quarantined (broken) plugin is a failed row and fails the run unless ``--allow-broken``.
 
 Only the argument parser is built at start-up; the suite (scipy, matplotlib, hypothesis) is
@@ -15,6 +16,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import textwrap
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -126,6 +128,20 @@ def _row(result: PluginResult) -> str:
     return f"{marks}  {result.level.value:<16} {seconds}  {result.name}"
 
 
+def power_legend(results: list[PluginResult]) -> str:
+    """One line (wrapped at 80 columns) stating each contract's power: the smallest flaw it
+    detects with probability ≥ 1/2, the weakest over *results* (docs/conformance.md)."""
+    from dpplug.conformance.results import weakest_powers
+    from dpplug.conformance.runner import CONTRACTS
+
+    powers = weakest_powers(results)
+    shown = "  ".join(
+        f"{i}={powers[name]}" for i, name in enumerate(CONTRACTS, start=1) if name in powers
+    )
+    text = f"power (smallest flaw seen w.p. ≥ 1/2, weakest of the run): {shown or 'none'}"
+    return "\n".join(textwrap.wrap(text, 80))
+
+
 def _summary(out: Console, results: list[PluginResult], seconds: float) -> None:
     from dpplug.conformance.runner import CONTRACTS
 
@@ -134,6 +150,7 @@ def _summary(out: Console, results: list[PluginResult], seconds: float) -> None:
         + "   ✓ passed  ✗ failed  – skipped",
         highlight=False,
     )
+    out.print(power_legend(results), highlight=False)
     for result in results:
         if result.problem is not None:
             out.print(f"{result.name}: {result.problem}", highlight=False)

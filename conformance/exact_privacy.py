@@ -53,5 +53,8 @@ def check(entry: Entry, settings: Settings) -> ContractResult:
         shown += [text for text in (implementation.summary, result.summary) if text]
     cases = f"{len(declared)} declared and {checked - len(declared)} generated cases"
     return ContractResult(
-        NAME, Outcome.PASSED, f"{cases}: " + "; ".join(dict.fromkeys(shown)) + " (every pair)"
+        NAME,
+        Outcome.PASSED,
+        f"{cases}: " + "; ".join(dict.fromkeys(shown)) + " (every pair)",
+        power="any",
     )

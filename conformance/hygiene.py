@@ -117,4 +117,5 @@ def check(entry: Entry, settings: Settings) -> ContractResult:
         f"outputs of the declared type, shape and range, {time}reproducible from the "
         "RandomSource, which supplies at least the entropy released; the caller's data and the "
         "global generators untouched",
+        power="any seen",
     )

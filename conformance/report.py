@@ -2,7 +2,8 @@
 shows, and ``report.json`` (the document ``--json`` prints).
 
 The page opens with the run's settings, what each level means, and a summary grid (plugin ×
-contract, ✓ ✗ –, the level coloured); then a section per plugin with its problem (if any), its
+contract, ✓ ✗ –, the level coloured, each contract's power under its mark and the run's weakest
+in the last row); then a section per plugin with its problem (if any), its
 contracts' details (folded, opened on demand) and its plots: the declared law against the
 empirical frequencies, declared against empirical accuracy or the keep-probability curve, and for
 every plugin that was audited, its declared ε against the audit's lower bound.
@@ -22,7 +23,13 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 from matplotlib.ticker import MaxNLocator
 
-from dpplug.conformance.results import Level, Outcome, PluginResult, results_json
+from dpplug.conformance.results import (
+    Level,
+    Outcome,
+    PluginResult,
+    results_json,
+    weakest_powers,
+)
 from dpplug.conformance.runner import CONTRACTS
 from dpplug.conformance.settings import Settings
 
@@ -107,10 +114,20 @@ def _audit_plot(result: PluginResult, data: dict[str, Any], directory: Path) -> 
     cases = data["cases"]
     figure, axes = plt.subplots(figsize=(6, 0.9 + 0.45 * len(cases)))
     rows = range(len(cases))
-    axes.barh([r + 0.2 for r in rows], [c["declared"] for c in cases.values()], 0.4,
-              color="#9ecae1", label="declared ε")
-    axes.barh([r - 0.2 for r in rows], [c["lower"] for c in cases.values()], 0.4,
-              color="#636363", label="audited lower bound")
+    axes.barh(
+        [r + 0.2 for r in rows],
+        [c["declared"] for c in cases.values()],
+        0.4,
+        color="#9ecae1",
+        label="declared ε",
+    )
+    axes.barh(
+        [r - 0.2 for r in rows],
+        [c["lower"] for c in cases.values()],
+        0.4,
+        color="#636363",
+        label="audited lower bound",
+    )
     axes.set_yticks(list(rows), ["\n".join(textwrap.wrap(case, 45)) for case in cases], fontsize=7)
     axes.set_xlabel("ε")
     _title(axes, f"{result.name}: privacy audit")
@@ -152,18 +169,28 @@ def _summary(results: list[PluginResult]) -> str:
             else:
                 tip = html.escape(f"{contract}: {r.detail}")
                 mark = _MARKS[r.outcome]
-                cells.append(f'<td class="mark {r.outcome.value}" title="{tip}">{mark}</td>')
+                power = f"<br><small>{html.escape(r.power)}</small>" if r.power else ""
+                cells.append(f'<td class="mark {r.outcome.value}" title="{tip}">{mark}{power}</td>')
         name = html.escape(result.name)
         rows.append(
             f'<tr><th><a href="#{_slug(result.name)}">{name}</a></th>'
             f"<td>{html.escape(result.kind or '?')}</td><td>{_level(result.level)}</td>"
             f"{''.join(cells)}</tr>"
         )
+    powers = weakest_powers(results)
+    weakest = "".join(
+        f'<td class="mark"><small>{html.escape(powers.get(name, ""))}</small></td>'
+        for name in CONTRACTS
+    )
     legend = " · ".join(f"{i} {name}" for i, name in enumerate(CONTRACTS, 1))
     return (
         f"<table><tr><th>plugin</th><th>kind</th><th>level</th>{header}</tr>{''.join(rows)}"
+        f'<tr><th colspan="3">power: weakest of the run</th>{weakest}</tr>'
         f"</table><p><small>{legend}. ✓ passed, ✗ failed, – skipped (not applicable; hover a "
-        f"mark for its detail).</small></p>"
+        f"mark for its detail). Under each mark, the contract's power: the smallest flaw it "
+        f"detects with probability ≥ 1/2 (any: exact or deterministic; TV: total-variation "
+        f"distance from the law; Δε: excess over the declared ε; fβ: a failure rate f times "
+        f"the declared β).</small></p>"
     )
 
 
@@ -178,13 +205,15 @@ def _section(result: PluginResult, directory: Path) -> str:
     if result.results:
         rows = "".join(
             f'<tr><td>{html.escape(r.contract)}</td><td class="{r.outcome.value}">'
-            f"{r.outcome.value}</td><td>{html.escape(r.detail)}</td></tr>"
+            f"{r.outcome.value}</td><td>{html.escape(r.power)}</td>"
+            f"<td>{html.escape(r.detail)}</td></tr>"
             for r in result.results
         )
         opened = " open" if result.failed else ""
         parts.append(
             f"<details{opened}><summary>contract details</summary>"
-            f'<table class="detail">{rows}</table></details>'
+            f'<table class="detail"><tr><th>contract</th><th>outcome</th><th>power</th>'
+            f"<th>detail</th></tr>{rows}</table></details>"
         )
     images = "".join(f'<img src="{name}" alt="{name}">' for name in _plots(result, directory))
     parts.append(f'<div class="plots">{images}</div>')

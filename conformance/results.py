@@ -37,12 +37,20 @@ _LEVEL_NEEDS = (
 
 @dataclass(frozen=True)
 class ContractResult:
-    """One contract on one plugin. ``data`` holds what the report plots (floats, lists)."""
+    """One contract on one plugin. ``data`` holds what the report plots (floats, lists).
+
+    ``power`` states, for a passed contract, the smallest flaw it detects with probability at
+    least 1/2 ("any" for an exact or deterministic check; a total-variation distance, an ε
+    excess or an overclaim factor for a statistical one), and ``weakness`` orders the powers of
+    one contract (larger: only larger flaws are seen), so that a run can state its weakest.
+    """
 
     contract: str
     outcome: Outcome
     detail: str
     data: dict[str, Any] = field(default_factory=dict, compare=False)
+    power: str = field(default="", compare=False)
+    weakness: float = field(default=0.0, compare=False)
 
     @property
     def passed(self) -> bool:
@@ -89,9 +97,20 @@ class PluginResult:
             "seconds": round(self.seconds, 2),
             "problem": self.problem,
             "contracts": {
-                r.contract: {"outcome": r.outcome.value, "detail": r.detail} for r in self.results
+                r.contract: {"outcome": r.outcome.value, "detail": r.detail, "power": r.power}
+                for r in self.results
             },
         }
+
+
+def weakest_powers(results: list[PluginResult]) -> dict[str, str]:
+    """Per contract, the weakest power its passed results state over *results*."""
+    weakest: dict[str, ContractResult] = {}
+    for result in results:
+        for r in result.results:
+            if r.power and (r.contract not in weakest or r.weakness > weakest[r.contract].weakness):
+                weakest[r.contract] = r
+    return {contract: r.power for contract, r in weakest.items()}
 
 
 #: The version of the JSON document :func:`results_json` writes (``docs/conformance.md``).

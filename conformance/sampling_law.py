@@ -123,6 +123,8 @@ def check(entry: Entry, settings: Settings) -> ContractResult:
         f"smallest p = {worst_p:.2e} "
         f"(reject below {alpha:.1e}); {powered} of them reject a 5% perturbation",
         data=plot,
+        power=f"TV {float(PERTURBATION):g}",
+        weakness=float(PERTURBATION),
     )
 
 

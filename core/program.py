@@ -14,21 +14,31 @@ from __future__ import annotations
 
 import math
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Generator, Mapping, Sequence
+from collections.abc import Callable, Generator, Hashable, Mapping, Sequence
 from itertools import product
+from numbers import Integral
 from typing import Any, TypeVar
 
 from gmpy2 import mpq
 
+from dpplug.errors import NotSupported
 from dpplug.kinds.sampler import CountingQuerySampler
 from dpplug.randomness import RandomSource
 
 T = TypeVar("T")
 Program = Generator["Draw", Any, T]
+#: What :func:`law` lets check each draw before enumerating it.
+Inspect = Callable[["Draw"], "Draw"]
 
 
 class Draw(ABC):
-    """One request for randomness: sample it, or give its exact finite law."""
+    """One request for randomness: sample it, or give its exact finite law.
+
+    ``key``: ``None``, or a hashable value that the draws of one program share only when they
+    have the same law, so that :func:`law` computes that law once per enumeration.
+    """
+
+    key: Hashable | None = None
 
     @abstractmethod
     def sample(self, source: RandomSource) -> Any: ...
@@ -93,6 +103,33 @@ class Noise(Draw):
         return result
 
 
+class Independent(Draw):
+    """The outputs of independent sub-programs, as a tuple: sampled by running them one after
+    the other (the same draws, in the same order, as ``yield from`` each), and with the product
+    of their laws as its law, so that an enumeration computes each sub-program's law once
+    instead of replaying it under every outcome of the others."""
+
+    def __init__(
+        self, *programs: Callable[[], Program[Any]], inspect: Inspect | None = None
+    ) -> None:
+        """*inspect*: passed to :func:`law` for each part's law."""
+        self.programs, self.inspect = programs, inspect
+
+    def sample(self, source: RandomSource) -> tuple[Any, ...]:
+        return tuple(run(program, source) for program in self.programs)
+
+    def law(self) -> dict[tuple[Any, ...], Any]:
+        result: dict[tuple[Any, ...], Any] = {(): mpq(1)}
+        for program in self.programs:
+            part = law(program, self.inspect)
+            result = {
+                (*outcome, value): p * q
+                for outcome, p in result.items()
+                for value, q in part.items()
+            }
+        return result
+
+
 class Prefix:
     """A uniform b-bit integer u, revealed most significant bits first: :meth:`top` returns
     ⌊u / 2^{b−r}⌋, drawing only the bits not seen yet."""
@@ -111,28 +148,217 @@ class Prefix:
 
 
 class Bits(Draw):
-    """A uniform b-bit integer, revealed lazily to a deterministic *decide* (a function of the
-    whole integer: it only reads more bits when it needs them). The law enumerates all 2^b
-    values (tests use small b)."""
+    """A uniform b-bit integer u, revealed lazily to a deterministic *decide* (a function of the
+    whole integer: it only reads more bits when it needs them).
 
-    def __init__(self, bits: int, decide: Callable[[Prefix], Any]) -> None:
+    Sampling hands *decide* a :class:`Prefix` drawing from the source. The law does not
+    enumerate the 2^b values: it runs *decide* on symbolic prefixes (:class:`SymbolicPrefix`),
+    each standing for every u of an interval [L, H), and splits an interval only where a
+    comparison *decide* makes flips, so its cost is the number of pieces, not 2^b.
+
+    **Why the law is exact.** On [L, H), ``top(r)`` is the integer ⌊u/2^{b−r}⌋ itself when it
+    is the same for every u of the interval, and otherwise a :class:`Cell`: a value f(⌊u/2^s⌋)
+    with f a composition of non-decreasing integer maps (the only operations a Cell allows:
+    ``+``/``−`` an integer, ``*`` a positive integer, ``<<``/``>>`` a non-negative shift, ``//`` a
+    positive integer). So every comparison of a Cell with an integer is a monotone predicate of u:
+    constant over the interval when it agrees at L and H − 1 (then it answers), and otherwise
+    changing value exactly once, at a u found by binary search, where the interval is split and
+    both halves are run again. Any other use of a Cell (``int()``, ``bool()``, ``==``, hashing,
+    indexing, comparing two Cells, an operation not listed, returning it) raises, and the law
+    raises :class:`~dpplug.errors.NotSupported`. A run that finishes has therefore answered every
+    question about u identically for every u of its interval; *decide* being deterministic (and
+    not inspecting the type of what ``top`` returns), it returns the same outcome for each of
+    them, which has probability (H − L)/2^b. The pieces partition [0, 2^b), so the law is exact
+    by construction, whatever *decide* computes; nothing is assumed about its monotonicity. More
+    than :data:`MAX_PIECES` pieces raise NotSupported.
+    """
+
+    def __init__(
+        self, bits: int, decide: Callable[[Prefix], Any], key: Hashable | None = None
+    ) -> None:
+        """*key*: ``None``, or a value equal for two draws of one program only if their
+        *decide* functions return the same outcome for every u (see :class:`Draw`)."""
         self.bits, self.decide = bits, decide
+        self.key = None if key is None else (Bits, bits, key)
 
     def sample(self, source: RandomSource) -> Any:
         return self.decide(Prefix(self.bits, source.bits))
 
     def law(self) -> dict[Any, Any]:
         result: dict[Any, Any] = {}
-        for u in range(1 << self.bits):
-            outcome = self.decide(_fixed(u, self.bits))
-            result[outcome] = result.get(outcome, mpq(0)) + mpq(1, 1 << self.bits)
+        for low, high, outcome in pieces(self.bits, self.decide):
+            result[outcome] = result.get(outcome, mpq(0)) + mpq(high - low, 1 << self.bits)
         return result
 
 
-def _fixed(u: int, bits: int) -> Prefix:
-    prefix = Prefix(bits, lambda count: 0)
-    prefix._known, prefix._value = bits, u
-    return prefix
+#: The most pieces :meth:`Bits.law` splits [0, 2^b) into.
+MAX_PIECES = 1 << 16
+
+
+def pieces(
+    bits: int, decide: Callable[[Prefix], Any], limit: int = MAX_PIECES
+) -> list[tuple[int, int, Any]]:
+    """(L, H, outcome) for intervals [L, H) partitioning [0, 2^bits) on each of which *decide*
+    returns *outcome* (see :class:`Bits`); NotSupported if *decide* uses u other than through
+    monotone operations and comparisons, or needs more than *limit* pieces."""
+    found: list[tuple[int, int, Any]] = []
+    pending = [(0, 1 << bits)]
+    while pending:
+        low, high = pending.pop()
+        try:
+            outcome = decide(SymbolicPrefix(bits, low, high))
+            hash(outcome)
+        except _Split as split:
+            pending += [(split.at, high), (low, split.at)]
+            if len(found) + len(pending) > limit:
+                raise NotSupported(
+                    f"the law of a {bits}-bit draw needs more than {limit} pieces"
+                ) from None
+            continue
+        except (_Misuse, TypeError, AttributeError) as exc:
+            raise NotSupported(
+                f"the decision on a {bits}-bit draw uses the drawn value other than through "
+                f"monotone operations and comparisons ({exc}), so its law cannot be computed "
+                "by splitting"
+            ) from None
+        if isinstance(outcome, Cell):
+            raise NotSupported(f"the decision on a {bits}-bit draw returns the drawn value itself")
+        found.append((low, high, outcome))
+    return found
+
+
+class _Split(BaseException):
+    """A comparison is not constant on the interval: it flips at u = ``at``. (Like
+    :class:`_Misuse`, a BaseException, so that no ``except Exception`` in *decide* hides it.)"""
+
+    def __init__(self, at: int) -> None:
+        super().__init__(at)
+        self.at = at
+
+
+class _Misuse(BaseException):
+    """A Cell was used other than through the operations :class:`Bits` allows."""
+
+
+class SymbolicPrefix(Prefix):
+    """Every u in [low, high) at once (:class:`Bits`): ``top(r)`` is an integer where the top r
+    bits are the same throughout, else a :class:`Cell`."""
+
+    def __init__(self, bits: int, low: int, high: int) -> None:
+        super().__init__(bits, _no_draw)
+        self.low, self.high = low, high
+
+    def top(self, r: int) -> Any:  # int or Cell
+        shift = self.bits - min(r, self.bits)
+        if self.low >> shift == (self.high - 1) >> shift:
+            return self.low >> shift
+        return Cell(self.low, self.high, shift, lambda cell: cell)
+
+
+def _no_draw(count: int) -> int:
+    raise _Misuse("a symbolic prefix draws nothing")
+
+
+def _integer(value: object) -> int:
+    if isinstance(value, Integral) and not isinstance(value, bool):
+        return int(value)
+    raise _Misuse(f"a drawn value met a {type(value).__name__}")
+
+
+class Cell:
+    """f(⌊u/2^shift⌋) for every u in [low, high), f non-decreasing (see :class:`Bits`)."""
+
+    def __init__(self, low: int, high: int, shift: int, f: Callable[[int], int]) -> None:
+        self._low, self._high, self._shift, self._f = low, high, shift, f
+
+    def _at(self, u: int) -> int:
+        return self._f(u >> self._shift)
+
+    def _then(self, g: Callable[[int], int]) -> Cell:
+        f = self._f
+        return Cell(self._low, self._high, self._shift, lambda cell: g(f(cell)))
+
+    def __add__(self, other: object) -> Cell:
+        k = _integer(other)
+        return self._then(lambda x: x + k)
+
+    __radd__ = __add__
+
+    def __sub__(self, other: object) -> Cell:
+        k = _integer(other)
+        return self._then(lambda x: x - k)
+
+    def __mul__(self, other: object) -> Cell:
+        k = _integer(other)
+        if k <= 0:
+            raise _Misuse("a drawn value multiplied by a non-positive number")
+        return self._then(lambda x: x * k)
+
+    __rmul__ = __mul__
+
+    def __lshift__(self, other: object) -> Cell:
+        k = _integer(other)
+        if k < 0:
+            raise _Misuse("a drawn value shifted by a negative count")
+        return self._then(lambda x: x << k)
+
+    def __rshift__(self, other: object) -> Cell:
+        k = _integer(other)
+        if k < 0:
+            raise _Misuse("a drawn value shifted by a negative count")
+        return self._then(lambda x: x >> k)
+
+    def __floordiv__(self, other: object) -> Cell:
+        k = _integer(other)
+        if k <= 0:
+            raise _Misuse("a drawn value divided by a non-positive number")
+        return self._then(lambda x: x // k)
+
+    def _compare(self, other: object, holds: Callable[[int, int], bool]) -> bool:
+        """The comparison if constant on the interval, else :class:`_Split` where it flips
+        (a monotone predicate of u: f is non-decreasing)."""
+        k = _integer(other)
+        first, last = holds(self._at(self._low), k), holds(self._at(self._high - 1), k)
+        if first == last:
+            return first
+        low, high = self._low, self._high - 1  # holds(low) = first, holds(high) = last
+        while high - low > 1:
+            mid = (low + high) // 2
+            if holds(self._at(mid), k) == first:
+                low = mid
+            else:
+                high = mid
+        raise _Split(high)
+
+    def __lt__(self, other: object) -> bool:
+        return self._compare(other, lambda x, k: x < k)
+
+    def __le__(self, other: object) -> bool:
+        return self._compare(other, lambda x, k: x <= k)
+
+    def __gt__(self, other: object) -> bool:
+        return self._compare(other, lambda x, k: x > k)
+
+    def __ge__(self, other: object) -> bool:
+        return self._compare(other, lambda x, k: x >= k)
+
+    def __eq__(self, other: object) -> bool:
+        raise _Misuse("a drawn value compared with ==")
+
+    def __ne__(self, other: object) -> bool:
+        raise _Misuse("a drawn value compared with !=")
+
+    def __hash__(self) -> int:
+        raise _Misuse("a drawn value hashed")
+
+    def __bool__(self) -> bool:
+        raise _Misuse("a drawn value used as a truth value")
+
+    def __int__(self) -> int:
+        raise _Misuse("a drawn value converted to an integer")
+
+    def __index__(self) -> int:
+        raise _Misuse("a drawn value used as an index")
 
 
 def run(program: Callable[[], Program[T]], source: RandomSource) -> T:
@@ -146,25 +372,51 @@ def run(program: Callable[[], Program[T]], source: RandomSource) -> T:
         return stop.value  # type: ignore[no-any-return]
 
 
-def law(program: Callable[[], Program[T]]) -> dict[T, Any]:
+def law(program: Callable[[], Program[T]], inspect: Inspect | None = None) -> dict[T, Any]:
     """The exact law of the program's output: outcome → ``mpq``.
 
-    Every path is replayed from the start (generators cannot be copied), so the cost is the
-    number of paths times their length: for tiny instances only.
-    """
-    result: dict[T, Any] = {}
+    *inspect*, if given, sees each draw whose outcomes are about to be enumerated (not the
+    draws replayed along a path) and returns the draw to enumerate, or raises to refuse it.
 
-    def explore(prefix: list[Any], probability: Any) -> None:
+    Every path is replayed from the start (generators cannot be copied), so the cost is the
+    number of paths times their length: for tiny instances only. The law of a draw with a
+    ``key`` is computed once per key. A path's probability is carried as an unreduced
+    numerator and denominator (products of the draws' own), and the paths of each outcome are
+    summed per denominator in integers, so no rational is reduced until the end (the
+    denominators of a sampler's law can have thousands of bits).
+    """
+    sums: dict[T, dict[int, int]] = {}
+    shared: dict[Hashable, Mapping[Any, Any]] = {}
+
+    def law_of(draw: Draw) -> Mapping[Any, Any]:
+        if draw.key is None:
+            return draw.law()
+        if draw.key not in shared:
+            shared[draw.key] = draw.law()
+        return shared[draw.key]
+
+    def explore(prefix: list[Any], numerator: int, denominator: int) -> None:
         generator = program()
         try:
             draw = next(generator)
             for outcome in prefix:
                 draw = generator.send(outcome)
         except StopIteration as stop:
-            result[stop.value] = result.get(stop.value, mpq(0)) + probability
+            per_denominator = sums.setdefault(stop.value, {})
+            per_denominator[denominator] = per_denominator.get(denominator, 0) + numerator
             return
-        for outcome, p in draw.law().items():
-            explore([*prefix, outcome], probability * p)
+        if inspect is not None:
+            draw = inspect(draw)
+        for outcome, p in law_of(draw).items():
+            p = mpq(p)
+            explore(
+                [*prefix, outcome],
+                numerator * int(p.numerator),
+                denominator * int(p.denominator),
+            )
 
-    explore([], mpq(1))
-    return result
+    explore([], 1, 1)
+    return {
+        outcome: sum((mpq(n, d) for d, n in per_denominator.items()), mpq(0))
+        for outcome, per_denominator in sums.items()
+    }

@@ -15,6 +15,11 @@ The law of a release is computed from the releaser's own code by exact enumerati
   that draws from its RandomSource itself (the compact histogram's field values) has no law of
   this kind and is refused.
 
+- **Compact.** A compact histogram releaser (:func:`~dpplug.compact_law.is_compact`) draws a
+  field value per point, too many outcomes to enumerate; its law is the law of the counts it
+  decodes at the first labels, which stands exactly for the release law in the privacy check
+  once its components are certified by replay (:mod:`dpplug.compact_law`, the argument).
+
 Enumeration is for tiny cases only: a law whose draws have more than :data:`MAX_OUTCOMES`
 outcomes each (the pure sparse histogram's certified order statistics draw 2^b-valued integers
 with b in the tens), or which needs more than :data:`MAX_RUNS` replays of the program, raises
@@ -35,10 +40,11 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import numpy.typing as npt
 
+from dpplug.compact_law import decoded_law, is_compact
 from dpplug.errors import NotSupported
 from dpplug.histograms import DenseHistogram, SparseHistogram
 from dpplug.kinds.sampler import CountingQuerySampler
-from dpplug.program import Bits, Draw, Noise, Program, Uniform, law
+from dpplug.program import Bits, Draw, Independent, Noise, Program, Uniform, law
 from dpplug.randomness import RandomSource
 
 if TYPE_CHECKING:
@@ -67,6 +73,8 @@ def bins(output: object) -> Bins:
 
 def release_law(releaser: HistogramReleaser, data: Mapping[Any, int]) -> Law:
     """The exact law of ``releaser.release(data)`` (see the module docstring for the routes)."""
+    if is_compact(releaser):
+        return decoded_law(releaser, data)
     program = getattr(releaser, "program", None)
     if callable(program):
         counts = releaser.true_counts(data)
@@ -81,44 +89,53 @@ def release_law(releaser: HistogramReleaser, data: Mapping[Any, int]) -> Law:
 
 
 def _law_of(name: str, program: Callable[[], Program[Any]]) -> Law:
-    return law(_guarded(name, program))
+    return law(_counted(name, program, bins), partial(_inspect, name))
 
 
-def _guarded(name: str, program: Callable[[], Program[Any]]) -> Callable[[], Program[Bins]]:
-    """*program* with its output keyed by :func:`bins` and the enumeration limits: too many
-    replays, or a draw with too many outcomes, raise NotSupported before anything is
-    enumerated."""
+def _counted(
+    name: str, program: Callable[[], Program[Any]], key: Callable[[Any], Any]
+) -> Callable[[], Program[Any]]:
+    """*program* with its output keyed by *key*, refusing (NotSupported) to be replayed more
+    than :data:`MAX_RUNS` times."""
     runs = 0
 
-    def guarded() -> Program[Bins]:
+    def counted() -> Program[Any]:
         nonlocal runs
         runs += 1
         if runs > MAX_RUNS:
             raise NotSupported(f"the law of {name}'s release needs more than {MAX_RUNS} replays")
-        generator = program()
-        outcome = None
-        while True:
-            try:
-                draw = generator.send(outcome)
-            except StopIteration as stop:
-                return bins(stop.value)
-            size = _outcomes(name, draw)
-            if size > MAX_OUTCOMES:
-                raise NotSupported(
-                    f"{name}'s release draws a {type(draw).__name__} with more than "
-                    f"{MAX_OUTCOMES} outcomes, which cannot be enumerated"
-                )
-            outcome = yield draw
+        return key((yield from program()))
 
-    return guarded
+    return counted
+
+
+def _inspect(name: str, draw: Draw) -> Draw:
+    """The limits on a draw about to be enumerated: a draw with too many outcomes raises
+    NotSupported before anything is enumerated; the parts of an
+    :class:`~dpplug.program.Independent` draw get the same limits (each its own replay count),
+    their outputs as they are."""
+    if isinstance(draw, Independent):
+        parts = (_counted(name, part, _same) for part in draw.programs)
+        return Independent(*parts, inspect=partial(_inspect, name))
+    if _outcomes(name, draw) > MAX_OUTCOMES:
+        raise NotSupported(
+            f"{name}'s release draws a {type(draw).__name__} with more than {MAX_OUTCOMES} "
+            "outcomes, which cannot be enumerated"
+        )
+    return draw
+
+
+def _same(output: Any) -> Any:
+    return output
 
 
 def _outcomes(name: str, draw: Draw) -> int:
-    """How many outcomes enumerating *draw* visits (for Bits, at most just past MAX_OUTCOMES),
-    without enumerating it; NotSupported for noisy counts from an unbounded law, which no finite
-    enumeration covers."""
-    if isinstance(draw, Bits):  # 2^b outcomes, without writing out 2^b for a huge b
-        return 1 << min(draw.bits, MAX_OUTCOMES.bit_length())
+    """How many outcomes enumerating *draw* visits, without enumerating it where that is
+    costly; NotSupported for noisy counts from an unbounded law, which no finite enumeration
+    covers. A Bits draw is not counted here: its law is computed by splitting, never over its
+    2^b values, and raises NotSupported past :data:`~dpplug.program.MAX_PIECES` pieces."""
+    if isinstance(draw, Bits):
+        return 1
     if isinstance(draw, Uniform):
         return draw.k
     if isinstance(draw, Noise):
@@ -132,7 +149,7 @@ def _outcomes(name: str, draw: Draw) -> int:
     return len(draw.law())
 
 
-class _NeedNoise(Exception):
+class NeedNoise(Exception):
     """The replayed release asked the sampler for noisy counts that are not scripted yet."""
 
     def __init__(self, counts: list[int]) -> None:
@@ -144,17 +161,20 @@ class _DrewFromSource(Exception):
     """The replayed release drew from its RandomSource directly."""
 
 
-class _ScriptedSampler:
+class ScriptedSampler:
     """Stands in for a releaser's sampler: ``sample`` answers from a script of noisy counts
-    (raising :class:`_NeedNoise` past its end); everything else is the real sampler's."""
+    (raising :class:`NeedNoise` past its end) and records the true counts it was asked for in
+    ``asked``; everything else is the real sampler's."""
 
     def __init__(self, sampler: CountingQuerySampler, script: list[tuple[int, ...]]) -> None:
         self._sampler, self._script, self._next = sampler, script, 0
+        self.asked: list[list[int]] = []
 
     def sample(self, counts: object, *_args: object, **_kwargs: object) -> npt.NDArray[np.int64]:
         array = np.asarray(counts)
+        self.asked.append([int(c) for c in array.reshape(-1)])
         if self._next == len(self._script):
-            raise _NeedNoise([int(c) for c in array.reshape(-1)])
+            raise NeedNoise([int(c) for c in array.reshape(-1)])
         answer = self._script[self._next]
         self._next += 1
         return np.array(answer, dtype=np.int64).reshape(array.shape)
@@ -180,10 +200,10 @@ def _scripted_release(
     script: list[tuple[int, ...]] = []
     while True:
         replay = copy.copy(releaser)
-        replay.sampler = _ScriptedSampler(sampler, script)  # type: ignore[attr-defined]
+        replay.sampler = ScriptedSampler(sampler, script)  # type: ignore[attr-defined]
         try:
             return replay.release(data, _RefusingSource())
-        except _NeedNoise as need:
+        except NeedNoise as need:
             script.append((yield Noise(sampler, need.counts)))
         except _DrewFromSource:
             raise NotSupported(

@@ -23,9 +23,10 @@ from __future__ import annotations
 
 import bisect
 from collections.abc import Callable, Sequence
+from functools import partial
 
 from dpplug.kinds import CountingQuerySampler
-from dpplug.program import Noise, Program, Uniform
+from dpplug.program import Independent, Noise, Program, Uniform
 
 Released = tuple[tuple[int, int], ...]
 #: (m, k) → a program for the top k order statistics of m empty bins' noise.
@@ -49,7 +50,7 @@ def keep_heavy(
     return cut(list(enumerate(noisy)), sampler.count_bounds[1])
 
 
-def distinct_elements(size: int, taken: Sequence[int], k: int) -> Program[list[int]]:
+def distinct_elements(size: int, taken: Sequence[int], k: int) -> Program[tuple[int, ...]]:
     """A uniformly random sequence of k distinct elements of [0, size) ∖ *taken* (App. A).
 
     The i-th element is drawn with z ← U(size − |taken| − i), as in App. A, by a Fisher–Yates
@@ -67,7 +68,12 @@ def distinct_elements(size: int, taken: Sequence[int], k: int) -> Program[list[i
         rank = moved.get(j, j)
         moved[j] = moved.get(i, i)
         chosen.append(rank + bisect.bisect_right(below, rank))
-    return chosen
+    return tuple(chosen)
+
+
+def _noisy(sampler: CountingQuerySampler, counts: Sequence[int]) -> Program[tuple[int, ...]]:
+    """The nonempty bins' noisy counts (none for no bins)."""
+    return (yield Noise(sampler, counts)) if len(counts) else ()
 
 
 def kh_prime(
@@ -80,8 +86,12 @@ def kh_prime(
     """KH′_M (full version Alg. 6.4) with the given order-statistics sampler (exact or
     approximate)."""
     n = sampler.count_bounds[1]
-    noisy = (yield Noise(sampler, counts)) if len(indices) else ()
-    picked = yield from distinct_elements(size, indices, n + 1)
-    values = yield from order_statistics(size - len(indices), n + 1)
+    # Three independent parts, drawn in this order (one Independent draw, so that an exact law
+    # enumerates each part once).
+    noisy, picked, values = yield Independent(
+        partial(_noisy, sampler, counts),
+        partial(distinct_elements, size, indices, n + 1),
+        partial(order_statistics, size - len(indices), n + 1),
+    )
     candidates = [*zip(indices, noisy, strict=True), *zip(picked, values, strict=True)]
     return cut(candidates, n)

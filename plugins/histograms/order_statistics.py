@@ -101,7 +101,9 @@ def approximate_order_statistics(
     values: list[int] = []
     remaining, v_hi = m, top
     while len(values) < k and v_hi > 0:
-        v = yield Bits(bits, partial(_largest, cdf, v_hi, remaining))
+        v = yield Bits(
+            bits, partial(_largest, cdf, v_hi, remaining), (_largest, cdf, v_hi, remaining)
+        )
         if v == 0:
             break
         below = cdf(v - 1)
@@ -110,7 +112,9 @@ def approximate_order_statistics(
             ties = remaining
         else:
             thresholds = _TieThresholds(cdf(v), below, remaining, missing)
-            ties = yield Bits(bits, partial(_ties, thresholds))
+            ties = yield Bits(
+                bits, partial(_ties, thresholds), (_ties, cdf(v), below, remaining, missing)
+            )
         values += [v] * min(ties, missing)
         remaining -= ties
         v_hi = v - 1

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from dpplug.conformance.command import power_legend
 from dpplug.conformance.report import write_report
 from dpplug.conformance.results import ContractResult, Outcome, PluginResult
 from dpplug.conformance.runner import CONTRACTS
@@ -15,13 +16,19 @@ LAW = {"case": "n=4", "outputs": [0, 1, 2], "empirical": [0.5, 0.3, 0.2], "decla
 AUDIT = {"epsilon_lower_bound": 0.3, "cases": {"n=4": {"declared": 0.4, "lower": 0.3}}}
 
 
-def _passing(name: str) -> PluginResult:
+POWERS = {"sampling-law": ("TV 0.05", 0.05), "audit": ("Δε 0.37", 0.37), "accuracy": ("4β", 4.0)}
+
+
+def _passing(name: str, audit_power: tuple[str, float] = POWERS["audit"]) -> PluginResult:
+    powers = {**POWERS, "audit": audit_power}
     results = tuple(
         ContractResult(
             contract,
             Outcome.PASSED,
             f"{contract} fine",
             data=LAW if contract == "sampling-law" else AUDIT if contract == "audit" else {},
+            power=powers.get(contract, ("any", 0.0))[0],
+            weakness=powers.get(contract, ("any", 0.0))[1],
         )
         for contract in CONTRACTS
     )
@@ -42,3 +49,25 @@ def test_the_report_has_a_grid_a_section_per_plugin_and_their_plots(tmp_path: Pa
     document = json.loads((tmp_path / "report.json").read_text())
     assert [p["name"] for p in document["plugins"]] == ["good-sampler", "hangs"]
     assert document["plugins"][1]["problem"] == "timed out after 45 s"
+
+
+def test_each_contracts_power_is_in_the_grid_the_details_and_the_terminal_legend(
+    tmp_path: Path,
+) -> None:
+    runs = [_passing("sharp-sampler"), _passing("blunt-sampler", ("Δε 1.2", 1.2))]
+    page = write_report(runs, Settings(), tmp_path).read_text(encoding="utf-8")
+    grid = page[: page.index("<h2")]
+    assert grid.count("<br><small>Δε 0.37</small>") == 1
+    assert grid.count("<br><small>Δε 1.2</small>") == 1
+    assert grid.count("<br><small>TV 0.05</small>") == 2
+    weakest = grid[grid.index("power: weakest of the run") :]
+    cells = weakest[: weakest.index("</tr>")]
+    for power in ("any", "TV 0.05", "Δε 1.2", "4β"):
+        assert f"<small>{power}</small>" in cells
+    assert "Δε 0.37" not in cells
+    assert "<th>power</th>" in page and "<td>Δε 0.37</td>" in page
+    legend = power_legend(runs)
+    assert max(len(line) for line in legend.splitlines()) <= 80
+    flat = " ".join(legend.split())
+    assert "1=any 2=any 3=any 4=TV 0.05 5=Δε 1.2 6=4β 7=any" in flat
+    assert power_legend([]).endswith("none")

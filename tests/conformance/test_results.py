@@ -14,6 +14,7 @@ from dpplug.conformance.results import (
     Outcome,
     PluginResult,
     results_json,
+    weakest_powers,
 )
 from dpplug.conformance.settings import Settings
 
@@ -33,7 +34,7 @@ def test_a_skipped_contract_reads_as_skipped_never_as_failed() -> None:
     assert document["format"] == JSON_FORMAT
     (plugin,) = document["plugins"]
     skipped = plugin["contracts"]["exact-privacy"]
-    assert skipped == {"outcome": "skipped", "detail": "exact-privacy detail"}
+    assert skipped == {"outcome": "skipped", "detail": "exact-privacy detail", "power": ""}
     assert "passed" not in skipped
     assert plugin["level"] == Level.DECLARED.value
 
@@ -52,3 +53,18 @@ def test_the_conform_command_comes_from_the_conformance_package(
         main(["conform", "--help"])
     assert exit_info.value.code == 0
     assert "--report" in capsys.readouterr().out
+
+
+def test_the_weakest_power_of_a_run_is_the_largest_flaw_a_passed_result_needs() -> None:
+    def plugin(name: str, audit: ContractResult) -> PluginResult:
+        exact = ContractResult("exact-privacy", Outcome.PASSED, "", power="any")
+        return PluginResult(name, "sampler", "dist 1.0", (exact, audit))
+
+    sharp = ContractResult("audit", Outcome.PASSED, "", power="Δε 0.1", weakness=0.1)
+    blunt = ContractResult("audit", Outcome.PASSED, "", power="Δε 0.7", weakness=0.7)
+    skipped = ContractResult("audit", Outcome.SKIPPED, "no pairs")
+    runs = [plugin("a", sharp), plugin("b", blunt), plugin("c", skipped)]
+    assert weakest_powers(runs) == {"exact-privacy": "any", "audit": "Δε 0.7"}
+    assert weakest_powers(runs[:1]) == {"exact-privacy": "any", "audit": "Δε 0.1"}
+    document = results_json(runs, Settings())
+    assert document["plugins"][1]["contracts"]["audit"]["power"] == "Δε 0.7"

@@ -44,10 +44,6 @@ def test_broken_mechanism_fails_its_contract_for_the_right_reason(
 #: irrational probabilities (the discrete Gaussian, the query releasers), are checked by the
 #: audit and the accuracy contract only.
 EXPECTED_SKIPS = {
-    ("pure-sparse-histogram", "exact-privacy"): "cannot be enumerated",
-    ("pure-sparse-histogram", "sampling-law"): "cannot be enumerated",
-    ("compact-histogram", "exact-privacy"): "draws from its RandomSource besides its sampler",
-    ("compact-histogram", "sampling-law"): "draws from its RandomSource besides its sampler",
     ("privhist", "exact-privacy"): "makes a second noise request",
     ("privhist", "sampling-law"): "unbounded noise and is not enumerated",
     ("sorted-histogram", "sampling-law"): "unbounded noise and is not enumerated",

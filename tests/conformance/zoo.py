@@ -18,7 +18,11 @@ import dpplug
 from dpplug.guarantee import Neighbouring, Relation
 from dpplug.histograms import SparseHistogram
 from dpplug.kinds import TrueCounts
-from dpplug.plugins.histograms import BasicHistogramReleaser, StabilityHistogramReleaser
+from dpplug.plugins.histograms import (
+    BasicHistogramReleaser,
+    CompactHistogramReleaser,
+    StabilityHistogramReleaser,
+)
 from dpplug.plugins.histograms.sampler_choice import REPLACE_ONE
 from dpplug.plugins.partition import OptimalPartitionSelection
 from dpplug.plugins.partition.budget import Budget
@@ -364,6 +368,40 @@ class OverclaimsRareTails(FixedPointGeometric):
         return dpplug.Accuracy(bound, bound)
 
 
+class _ShortDraws(RandomSource):
+    """Passes every draw to *source*, but U(k) for the k in *short* as U(k − 1)."""
+
+    def __init__(self, source: RandomSource, short: set[int]) -> None:
+        super().__init__()
+        self.source, self.short = source, short
+
+    def uniform(self, d: int) -> int:
+        return self.source.uniform(int(d) - 1 if int(d) in self.short else d)
+
+    def random_bytes(self, count: int) -> bytes:
+        return self.source.random_bytes(count)
+
+
+class CompactMissesLastElement(CompactHistogramReleaser):
+    """Draws u_x from S_c̃ without its last element (U(|S_c̃| − 1)): p(x) still decodes to c̃,
+    but its density on S_c̃ is no longer uniform, so the closed-form law is not its law."""
+
+    name = "zoo-compact-misses-last-element"
+
+    def _release(self, counts: TrueCounts, source: RandomSource) -> Any:
+        widths = {self.law.interval(v)[1] for v in range(self.n + 1)} - {1, self.modulus}
+        return super()._release(counts, _ShortDraws(source, widths))
+
+
+class CompactShortFill(CompactHistogramReleaser):
+    """Draws the values at the points outside the data from [0, P − 2], never P − 1."""
+
+    name = "zoo-compact-short-fill"
+
+    def _release(self, counts: TrueCounts, source: RandomSource) -> Any:
+        return super()._release(counts, _ShortDraws(source, {self.modulus}))
+
+
 #: Each broken plugin, the contract that must catch it, and words its diagnosis must contain.
 ZOO: dict[type[dpplug.Mechanism], tuple[str, str]] = {
     SelectsOneUnitAhead: ("exact-privacy", "it does not do what it declares: select()"),
@@ -389,6 +427,8 @@ ZOO: dict[type[dpplug.Mechanism], tuple[str, str]] = {
     DataDependentOrder: ("hygiene", "not in canonical (index) order"),
     ThresholdsEveryLabel: ("hygiene", "whose true counts are 0"),
     PerCountGuarantee: ("exact-privacy", "likelihood ratio"),
+    CompactMissesLastElement: ("exact-privacy", "draws u_x for the nonempty bin 2 (S_0 has 68"),
+    CompactShortFill: ("exact-privacy", "the value at point 0 (the field F_97 has 97) from U(96)"),
 }
 
 
