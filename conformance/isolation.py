@@ -9,20 +9,28 @@ Plugins run in the user's process and can patch anything there (``docs/trust.md`
 to detect is detected: before a third-party plugin loads, the worker fingerprints dpplug's own
 functions and classes (their identity and code) and the built-in mechanisms; a plugin whose
 loading changes any of them is reported as tampering and fails.
+
+Every worker starts with ``PYTHONHASHSEED`` set to the run's seed (mod 2³²), so that a run is
+reproducible even for a plugin whose output depends on string hashing, which the hygiene
+contract then catches by comparing with a second process started with the next hash seed
+(:mod:`.reproduction`).
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import multiprocessing
+import os
 import sys
 import time
 from collections import deque
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from multiprocessing.connection import Connection, wait
 from typing import Any
 
+from dpplug.conformance.reproduction import HASH_SEEDS, from_distribution
 from dpplug.conformance.results import PluginResult
 from dpplug.conformance.runner import run_plugin
 from dpplug.conformance.settings import Settings
@@ -94,16 +102,28 @@ def changes(before: dict[str, tuple[int, str]], after: dict[str, tuple[int, str]
     return sorted(key for key, value in before.items() if after.get(key, value) != value)
 
 
+@contextlib.contextmanager
+def _hash_seed(value: str) -> Iterator[None]:
+    """``PYTHONHASHSEED`` set to *value* for the processes started inside (and put back)."""
+    before = os.environ.get("PYTHONHASHSEED")
+    os.environ["PYTHONHASHSEED"] = value
+    try:
+        yield
+    finally:
+        if before is None:
+            del os.environ["PYTHONHASHSEED"]
+        else:
+            os.environ["PYTHONHASHSEED"] = before
+
+
 def _load(target: Target) -> tuple[Registry, str | None]:
     """The registry a worker checks *target* in, and what loading its plugin changed."""
-    builtins = Registry.load(entry_points=False)
+    builtins = from_distribution(None)
     if target.distribution is None:
         return builtins, None
     before = fingerprint()
     built_in = {entry.name: entry.cls for entry in builtins}
-    registry = Registry.load(
-        entry_points=lambda ep: ep.dist is not None and ep.dist.name == target.distribution
-    )
+    registry = from_distribution(target.distribution)
     changed = changes(before, fingerprint())
     changed += sorted(
         name
@@ -168,7 +188,8 @@ def run_isolated(
             target = waiting.popleft()
             receive, send = context.Pipe(duplex=False)
             process = context.Process(target=_worker, args=(target, settings, send), daemon=True)
-            process.start()
+            with _hash_seed(str(settings.seed % HASH_SEEDS)):
+                process.start()
             send.close()
             running.append(_Running(target, process, receive, time.monotonic()))
         deadline = min(job.started + timeout for job in running)
