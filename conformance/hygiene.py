@@ -84,8 +84,8 @@ _SHORT.maxstring = _SHORT.maxother = 200
 
 
 def _shown(value: object) -> str:
-    """*value* in at most a few hundred characters (a large input's repr is shortened)."""
-    return _SHORT.repr(value)
+    """*value* on one line of at most a few hundred characters (a large input is shortened)."""
+    return " ".join(_SHORT.repr(value).split())
 
 
 def _call_problems(probe: Probe, calls: list[Call], seed: int, rows: list[Row]) -> list[str]:

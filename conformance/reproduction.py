@@ -28,9 +28,12 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
+import time
 import warnings
 from collections.abc import Callable, Iterator
 from importlib import metadata
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -44,6 +47,8 @@ from dpplug.randomness import SeededSource
 TIMEOUT = 300
 #: Values of ``PYTHONHASHSEED`` (0 to 2³² − 1).
 HASH_SEEDS = 1 << 32
+#: The environment variable naming the file of the run's shared answers for the built-ins.
+SHARED = "DPPLUG_SHARED_REPRODUCTION"
 #: The diagnosis of outputs that differ between the two processes.
 OTHER_PROCESS = (
     "output depends on something besides the RandomSource (differs between processes: hash "
@@ -137,69 +142,106 @@ def _registry(source: Source) -> Registry:
 
 
 def main(request: dict[str, Any]) -> None:
-    """The second process: :func:`seeded_outputs` of the requested plugin, as one JSON line on
-    standard output (what the plugin prints goes to standard error)."""
+    """The second process: :func:`seeded_outputs` of each requested plugin, as one JSON object
+    (name → rows, or why there are none) on standard output, or in the file ``out`` if the
+    request names one (written whole, then renamed into place). What plugins print goes to
+    standard error."""
     answer_to, sys.stdout = sys.stdout, sys.stderr
-    try:
-        source = Source(request["plugin"], request["distribution"], request["version"])
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            entry = _registry(source).get(request["name"])
-            answer: dict[str, Any] = {"rows": seeded_outputs(entry, request["seed"])}
-    except Unavailable as exc:
-        answer = {"unavailable": str(exc)}
-    except BaseException as exc:  # whatever the plugin raises there is the answer
-        answer = {"error": f"{type(exc).__name__}: {exc}"}
-    answer_to.write(json.dumps(answer) + "\n")
-    answer_to.flush()
+    source = Source(request["plugin"], request["distribution"], request["version"])
+    answers: dict[str, dict[str, Any]] = {}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            registry: Registry | None = _registry(source)
+        except Unavailable as exc:
+            registry, answers = None, {n: {"unavailable": str(exc)} for n in request["names"]}
+        for name in request["names"] if registry is not None else ():
+            try:
+                answers[name] = {"rows": seeded_outputs(registry.get(name), request["seed"])}
+            except BaseException as exc:  # whatever the plugin raises there is the answer
+                answers[name] = {"error": f"{type(exc).__name__}: {exc}"}
+    text = json.dumps(answers)
+    if "out" not in request:
+        answer_to.write(text + "\n")
+        answer_to.flush()
+        return
+    partial = Path(request["out"] + ".partial")
+    partial.write_text(text)
+    partial.replace(request["out"])
 
 
-def other_hash_seed() -> str:
-    """A ``PYTHONHASHSEED`` other than this process's: the next value if it was started with
-    one, else 0 (a randomised process's hash key is 0 with probability 2⁻¹²⁸)."""
-    own = os.environ.get("PYTHONHASHSEED", "")
+def other_hash_seed(own: str) -> str:
+    """A ``PYTHONHASHSEED`` other than *own* (a process's): the next value if *own* is one,
+    else 0 (a randomised process's hash key is 0 with probability 2⁻¹²⁸)."""
     return str((int(own) + 1) % HASH_SEEDS) if own.isdecimal() else "0"
 
 
+def _spawn(
+    source: Source, names: list[str], seed: int, hash_seed: str, out: str | None
+) -> subprocess.Popen[str]:
+    request: dict[str, Any] = {
+        "path": sys.path,
+        "plugin": source.plugin,
+        "distribution": source.distribution,
+        "version": source.version,
+        "names": names,
+        "seed": seed,
+    }
+    if out is not None:
+        request["out"] = out
+    return subprocess.Popen(
+        [sys.executable, "-c", _BOOT, json.dumps(request)],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE if out is None else subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        env={**os.environ, "PYTHONHASHSEED": hash_seed},
+        text=True,
+    )
+
+
 class SecondProcess:
-    """The second process for one plugin, running while the first checks (see the module
-    docstring); :meth:`problem` compares its answer with the first process's rows."""
+    """The second process's answer for one plugin (see the module docstring): its own process,
+    started at once and running while the first checks, or, for a built-in checked by
+    :mod:`.isolation`, the answer of the run's shared process for the built-ins
+    (:func:`shared_process`). :meth:`problem` compares it with the first process's rows."""
 
     def __init__(self, entry: Entry, seed: int) -> None:
-        self.hash_seed = other_hash_seed()
-        source = entry.source
-        request = {
-            "path": sys.path,
-            "plugin": source.plugin,
-            "distribution": source.distribution,
-            "version": source.version,
-            "name": entry.name,
-            "seed": seed,
-        }
-        self.process = subprocess.Popen(
-            [sys.executable, "-c", _BOOT, json.dumps(request)],
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
-            env={**os.environ, "PYTHONHASHSEED": self.hash_seed},
-            text=True,
+        self.name = entry.name
+        self.hash_seed = other_hash_seed(os.environ.get("PYTHONHASHSEED", ""))
+        shared = os.environ.get(SHARED)
+        self.shared = Path(shared) if shared and entry.source.distribution == "dpplug" else None
+        self.process = (
+            None if self.shared else _spawn(entry.source, [entry.name], seed, self.hash_seed, None)
         )
         self.unavailable: str | None = None
+
+    def _answer(self) -> dict[str, Any] | str:
+        """This plugin's answer, or what went wrong."""
+        if self.process is not None:
+            try:
+                out, _ = self.process.communicate(timeout=TIMEOUT)
+            except subprocess.TimeoutExpired:
+                return f"did not finish within {TIMEOUT} s"
+            text = (out.strip().splitlines() or [""])[-1]
+        else:
+            assert self.shared is not None
+            deadline = time.monotonic() + TIMEOUT
+            while not self.shared.exists() and time.monotonic() < deadline:
+                time.sleep(0.2)
+            text = self.shared.read_text() if self.shared.exists() else ""
+        try:
+            answer: dict[str, Any] = json.loads(text)[self.name]
+        except (KeyError, ValueError):
+            return "gave no result"
+        return answer
 
     def problem(self, rows: list[Row]) -> str | None:
         """Where the second process's outputs differ from *rows* (``None``: they do not, or it
         cannot load the plugin, which :attr:`unavailable` then says)."""
         where = f"in a second process (PYTHONHASHSEED={self.hash_seed}, a fresh import)"
-        try:
-            out, _ = self.process.communicate(timeout=TIMEOUT)
-        except subprocess.TimeoutExpired:
-            return f"the seeded hygiene calls did not finish {where} within {TIMEOUT} s"
-        lines = out.strip().splitlines()
-        try:
-            answer = json.loads(lines[-1])
-        except (IndexError, ValueError):
-            code = self.process.returncode
-            return f"the seeded hygiene calls gave no result {where} (exit code {code})"
+        answer = self._answer()
+        if isinstance(answer, str):
+            return f"the seeded hygiene calls {answer} {where}"
         if "unavailable" in answer:
             self.unavailable = answer["unavailable"]
             return None
@@ -219,9 +261,10 @@ class SecondProcess:
         return None
 
     def stop(self) -> None:
-        if self.process.poll() is None:
-            self.process.kill()
-        self.process.wait()
+        if self.process is not None:
+            if self.process.poll() is None:
+                self.process.kill()
+            self.process.wait()
 
 
 @contextlib.contextmanager
@@ -232,3 +275,24 @@ def second_process(entry: Entry, seed: int) -> Iterator[SecondProcess]:
         yield second
     finally:
         second.stop()
+
+
+@contextlib.contextmanager
+def shared_process(names: list[str], seed: int, hash_seed: str) -> Iterator[dict[str, str]]:
+    """One second process for the built-ins *names* of a run (one interpreter import instead of
+    one per built-in), started with *hash_seed*; yields the environment that points the
+    built-ins' workers to its answers (nothing if *names* is empty). Third-party plugins are
+    not given it: each gets its own second process, loading only its distribution."""
+    if not names:
+        yield {}
+        return
+    with tempfile.TemporaryDirectory(prefix="dpplug-reproduction-") as directory:
+        out = str(Path(directory) / "answers.json")
+        builtins = Source("dpplug", "dpplug", "")
+        process = _spawn(builtins, names, seed, hash_seed, out)
+        try:
+            yield {SHARED: out}
+        finally:
+            if process.poll() is None:
+                process.kill()
+            process.wait()
