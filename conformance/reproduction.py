@@ -147,19 +147,9 @@ def main(request: dict[str, Any]) -> None:
     request names one (written whole, then renamed into place). What plugins print goes to
     standard error."""
     answer_to, sys.stdout = sys.stdout, sys.stderr
-    source = Source(request["plugin"], request["distribution"], request["version"])
-    answers: dict[str, dict[str, Any]] = {}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        try:
-            registry: Registry | None = _registry(source)
-        except Unavailable as exc:
-            registry, answers = None, {n: {"unavailable": str(exc)} for n in request["names"]}
-        for name in request["names"] if registry is not None else ():
-            try:
-                answers[name] = {"rows": seeded_outputs(registry.get(name), request["seed"])}
-            except BaseException as exc:  # whatever the plugin raises there is the answer
-                answers[name] = {"error": f"{type(exc).__name__}: {exc}"}
+        answers = _answers(request)
     text = json.dumps(answers)
     if "out" not in request:
         answer_to.write(text + "\n")
@@ -168,6 +158,21 @@ def main(request: dict[str, Any]) -> None:
     partial = Path(request["out"] + ".partial")
     partial.write_text(text)
     partial.replace(request["out"])
+
+
+def _answers(request: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    source = Source(request["plugin"], request["distribution"], request["version"])
+    try:
+        registry = _registry(source)
+    except Unavailable as exc:
+        return {name: {"unavailable": str(exc)} for name in request["names"]}
+    answers: dict[str, dict[str, Any]] = {}
+    for name in request["names"]:
+        try:
+            answers[name] = {"rows": seeded_outputs(registry.get(name), request["seed"])}
+        except BaseException as exc:  # whatever the plugin raises there is the answer
+            answers[name] = {"error": f"{type(exc).__name__}: {exc}"}
+    return answers
 
 
 def other_hash_seed(own: str) -> str:
