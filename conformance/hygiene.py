@@ -5,28 +5,41 @@
   declares it shows none), reproducible from the seed, with something drawn; a plugin that claims
   strict running time draws a number of times that does not depend on the data. Each kind's
   probe runs its mechanism on a few small inputs and reports what is wrong.
-- Every call leaves the caller's data as it was (checked against copies).
+- Every call leaves the caller's data as it was (checked against deep copies), on the small
+  inputs and, on the first declared case, on large ones (:meth:`~.base.Probe.large_calls`: 2¹⁶
+  counts, or as many labels and rows as the mechanism takes), where batch-size code paths start.
 - Randomness comes from the RandomSource alone: Python's and numpy's global generators are left
   untouched, and the bits drawn from the source are at least the entropy of what is released
   (90% of it, over :data:`ACCOUNTED` outputs; an exact sampler needs all of it on average, so a
   plugin that draws a little and then uses another generator is caught).
+- An output depends on the call alone, not on the instance's history: the calls made again on a
+  fresh instance of the case, in reverse order and after refused bad input, give the same
+  outputs from the same seed (a buffer reused across calls without being cleared is caught).
+- An output is the same in another process: the declared cases' seeded calls are made again in
+  a fresh interpreter with another ``PYTHONHASHSEED`` (:mod:`.reproduction`, started first and
+  running alongside the rest), and must give the same outputs, so randomness drawn from string
+  hashing or import-time state is caught.
 
-Calls are checked on the declared and the generated cases; outputs and entropy on the declared
-cases, whose sizes the author chose.
+Calls are checked on the declared and the generated cases; large inputs, history, outputs,
+entropy and the second process on the declared cases, whose sizes the author chose (large
+inputs on the first).
 """
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import math
 import pickle
 import random
+import reprlib
 from typing import Any
 
 import numpy as np
 
 from dpplug.conformance.probes import generated_probes, probes
-from dpplug.conformance.probes.base import Probe
+from dpplug.conformance.probes.base import Call, Probe
+from dpplug.conformance.reproduction import Row, second_process, seeded_row
 from dpplug.conformance.results import ContractResult, Outcome
 from dpplug.conformance.settings import Settings
 from dpplug.errors import NotSupported
@@ -65,17 +78,59 @@ def _global_state() -> bytes:
     return pickle.dumps((random.getstate(), np.random.get_state()))
 
 
-def _call_problems(probe: Probe, seed: int) -> list[str]:
-    """Calls that change the caller's data or touch a global generator."""
-    for call in probe.calls(seed):
+_SHORT = reprlib.Repr()
+_SHORT.maxlist = _SHORT.maxdict = _SHORT.maxtuple = 16
+_SHORT.maxstring = _SHORT.maxother = 200
+
+
+def _shown(value: object) -> str:
+    """*value* on one line of at most a few hundred characters (a large input is shortened)."""
+    return " ".join(_SHORT.repr(value).split())
+
+
+def _call_problems(probe: Probe, calls: list[Call], seed: int, rows: list[Row]) -> list[str]:
+    """Calls that change the caller's data or touch a global generator; each call's output is
+    added to *rows*."""
+    for call in calls:
         copies = copy.deepcopy(call.inputs)
         before = _global_state()
-        call.run(SeededSource(seed))
+        rows.append(seeded_row(probe, call, call.run(SeededSource(seed))))
         if _global_state() != before:
             return [f"{call.what} touched Python's or numpy's global random generator"]
         for given, kept in zip(call.inputs, copies, strict=True):
             if not _same(kept, given):
-                return [f"{call.what} changed the caller's data: {kept!r} became {given!r}"]
+                return [
+                    f"{call.what} changed the caller's data: {_shown(kept)} became {_shown(given)}"
+                ]
+    return []
+
+
+def _history_problems(entry: Entry, probe: Probe, first: list[Row], seed: int) -> list[str]:
+    """The calls made again on a fresh instance of *probe*'s case, the last first, then refused
+    bad input, then the others backwards: each output must be the one made (in order, on the
+    probe's own fresh instance) from the same seed."""
+    fresh = type(probe)(entry.create(**probe.params), probe.params)
+    calls = fresh.calls(seed)
+    expected = {what: digest for _, what, digest in first}
+    made: list[str] = []
+    for call in [calls[-1], *reversed(calls[:-1])]:
+        if seeded_row(fresh, call, call.run(SeededSource(seed)))[2] != expected[call.what]:
+            before = ", ".join(made[:3]) + (
+                f" and {len(made) - 3} more calls" if len(made) > 3 else ""
+            )
+            return [
+                f"{call.what} from seed {seed} gave another output on an instance that had "
+                f"made {before or 'nothing'} first: the output depends on the instance's history "
+                "(state kept between calls)"
+            ]
+        if not made:
+            refused = fresh.bad_data(SeededSource(seed))
+            for _, bad in refused:
+                with contextlib.suppress(Exception):  # the bad-input contract judges these
+                    bad()
+            made.append(f"{call.what}, {len(refused)} refused bad inputs")
+        else:
+            made.append(call.what)
     return []
 
 
@@ -101,21 +156,38 @@ def _entropy_problems(probe: Probe, seed: int) -> list[str]:
 
 
 def check(entry: Entry, settings: Settings) -> ContractResult:
-    strict = entry.cls.strict_time
+    seed, strict = settings.seed, entry.cls.strict_time
     declared = list(probes(entry))
-    for probe in [*declared, *generated_probes(entry, settings)]:
-        problems = _call_problems(probe, settings.seed)
-        if probe in declared:  # outputs and entropy on the declared cases only (their cost)
-            problems = problems or probe.hygiene_problems(strict, settings.seed)
-            problems = problems or _entropy_problems(probe, settings.seed)
-        if problems:
-            return ContractResult(NAME, Outcome.FAILED, f"{probe.where}: {problems[0]}")
+    rows: list[Row] = []
+    with second_process(entry, seed) as second:
+        for probe in [*declared, *generated_probes(entry, settings)]:
+            if probe not in declared:  # calls only on the generated cases (their cost)
+                problems = _call_problems(probe, probe.calls(seed), seed, [])
+            else:
+                first: list[Row] = []
+                problems = _call_problems(probe, probe.calls(seed), seed, first)
+                if probe is declared[0]:  # large inputs once (their cost)
+                    problems = problems or _call_problems(probe, probe.large_calls(seed), seed, [])
+                problems = problems or probe.hygiene_problems(strict, seed)
+                problems = problems or _entropy_problems(probe, seed)
+                problems = problems or _history_problems(entry, probe, first, seed)
+                rows += first
+            if problems:
+                return ContractResult(NAME, Outcome.FAILED, f"{probe.where}: {problems[0]}")
+        problem = second.problem(rows)
+        if problem is not None:
+            return ContractResult(NAME, Outcome.FAILED, problem)
     time = "data-independent draw count, " if strict else ""
+    elsewhere = (
+        f"; not compared with a second process: {second.unavailable}"
+        if second.unavailable
+        else ", in a second process with another hash seed and on a used instance"
+    )
     return ContractResult(
         NAME,
         Outcome.PASSED,
         f"outputs of the declared type, shape and range, {time}reproducible from the "
-        "RandomSource, which supplies at least the entropy released; the caller's data and the "
-        "global generators untouched",
+        f"RandomSource{elsewhere}, which supplies at least the entropy released; the caller's "
+        "data (small and large) and the global generators untouched",
         power="any seen",
     )

@@ -9,20 +9,34 @@ Plugins run in the user's process and can patch anything there (``docs/trust.md`
 to detect is detected: before a third-party plugin loads, the worker fingerprints dpplug's own
 functions and classes (their identity and code) and the built-in mechanisms; a plugin whose
 loading changes any of them is reported as tampering and fails.
+
+Every worker starts with ``PYTHONHASHSEED`` set to the run's seed (mod 2³²), so that a run is
+reproducible even for a plugin whose output depends on string hashing, which the hygiene
+contract then catches by comparing with a second process started with the next hash seed
+(:mod:`.reproduction`): one shared by the run's built-ins, started with the run, and one per
+third-party plugin.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import multiprocessing
+import os
 import sys
 import time
 from collections import deque
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from multiprocessing.connection import Connection, wait
 from typing import Any
 
+from dpplug.conformance.reproduction import (
+    HASH_SEEDS,
+    from_distribution,
+    other_hash_seed,
+    shared_process,
+)
 from dpplug.conformance.results import PluginResult
 from dpplug.conformance.runner import run_plugin
 from dpplug.conformance.settings import Settings
@@ -94,16 +108,30 @@ def changes(before: dict[str, tuple[int, str]], after: dict[str, tuple[int, str]
     return sorted(key for key, value in before.items() if after.get(key, value) != value)
 
 
+@contextlib.contextmanager
+def _environment(values: dict[str, str]) -> Iterator[None]:
+    """Environment variables set to *values* for the processes started inside (and put
+    back)."""
+    before = {name: os.environ.get(name) for name in values}
+    os.environ.update(values)
+    try:
+        yield
+    finally:
+        for name, value in before.items():
+            if value is None:
+                del os.environ[name]
+            else:
+                os.environ[name] = value
+
+
 def _load(target: Target) -> tuple[Registry, str | None]:
     """The registry a worker checks *target* in, and what loading its plugin changed."""
-    builtins = Registry.load(entry_points=False)
+    builtins = from_distribution(None)
     if target.distribution is None:
         return builtins, None
     before = fingerprint()
     built_in = {entry.name: entry.cls for entry in builtins}
-    registry = Registry.load(
-        entry_points=lambda ep: ep.dist is not None and ep.dist.name == target.distribution
-    )
+    registry = from_distribution(target.distribution)
     changed = changes(before, fingerprint())
     changed += sorted(
         name
@@ -152,6 +180,37 @@ def run_isolated(
     seconds; *on_result* is told of each result as it arrives."""
     context = multiprocessing.get_context("spawn")
     waiting, running, results = deque(targets), list[_Running](), list[PluginResult]()
+    hash_seed = str(settings.seed % HASH_SEEDS)
+    builtins = [target.name for target in waiting if target.distribution is None]
+    with shared_process(builtins, settings.seed, other_hash_seed(hash_seed)) as shared:
+
+        def start(target: Target) -> _Running:
+            receive, send = context.Pipe(duplex=False)
+            process = context.Process(target=_worker, args=(target, settings, send), daemon=True)
+            with _environment({"PYTHONHASHSEED": hash_seed, **_built_in(target, shared)}):
+                process.start()
+            send.close()
+            return _Running(target, process, receive, time.monotonic())
+
+        _run(waiting, running, results, start, jobs, timeout, on_result)
+    return results
+
+
+def _built_in(target: Target, shared: dict[str, str]) -> dict[str, str]:
+    """*shared* for a built-in's worker; nothing for a third party's."""
+    return shared if target.distribution is None else {}
+
+
+def _run(
+    waiting: deque[Target],
+    running: list[_Running],
+    results: list[PluginResult],
+    start: Callable[[Target], _Running],
+    jobs: int,
+    timeout: float,
+    on_result: Callable[[PluginResult], None],
+) -> None:
+    """Start *waiting* targets (*start*), *jobs* at a time, and collect their results."""
 
     def finish(job: _Running, result: PluginResult) -> None:
         running.remove(job)
@@ -165,12 +224,7 @@ def run_isolated(
 
     while waiting or running:
         while waiting and len(running) < jobs:
-            target = waiting.popleft()
-            receive, send = context.Pipe(duplex=False)
-            process = context.Process(target=_worker, args=(target, settings, send), daemon=True)
-            process.start()
-            send.close()
-            running.append(_Running(target, process, receive, time.monotonic()))
+            running.append(start(waiting.popleft()))
         deadline = min(job.started + timeout for job in running)
         ready = wait([job.connection for job in running], max(0.0, deadline - time.monotonic()))
         for job in [job for job in running if job.connection in ready]:
@@ -187,4 +241,3 @@ def run_isolated(
         for job in [job for job in running if time.monotonic() >= job.started + timeout]:
             job.process.terminate()
             finish(job, job.target.failed(f"timed out after {timeout:g} s", timeout))
-    return results

@@ -45,6 +45,7 @@ from dpplug.anonymized import AnonymizedHistogram
 from dpplug.conformance.divergence import exact_text, max_likelihood_ratio
 from dpplug.conformance.probes.base import (
     BETAS,
+    LARGE,
     NOT_REPRODUCIBLE,
     Call,
     Claim,
@@ -52,6 +53,7 @@ from dpplug.conformance.probes.base import (
     PrivacyCheck,
     Probe,
     SampledClaim,
+    large_label_calls,
     quantile_plot,
     strict_time_problems,
 )
@@ -414,6 +416,18 @@ class AnonymizedProbe(Probe):
             for counts in HYGIENE_DATA
             for form, (call, data) in self._forms(counts, seed).items()
         ]
+
+    def large_calls(self, seed: int) -> list[Call]:
+        """Releases of 2¹⁶ rows, of a mapping with as many items and of its prevalences, over
+        as many labels as :data:`HYGIENE_DATA` uses (a mechanism may bound the number of
+        counts)."""
+        labels = [f"x{i}" for i in range(max(map(len, HYGIENE_DATA)))]
+        calls = large_label_calls("release", self.releaser.release, labels, LARGE, seed)
+        mapping = cast(dict[str, int], calls[0].inputs[0])
+        prevalences = prevalences_of(tuple(c for c in mapping.values() if c)).as_dict()
+        what = f"release_prevalences({prevalences})"
+        compact = self.releaser.release_prevalences
+        return [*calls, Call(what, partial(compact, prevalences), (prevalences,))]
 
     def hygiene_problems(self, strict: bool, seed: int) -> list[str]:
         """Releases of small histograms given as rows (in two orders), as a mapping and as

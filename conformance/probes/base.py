@@ -16,6 +16,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from fractions import Fraction
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -28,6 +29,7 @@ from dpplug.mechanism import Mechanism
 from dpplug.plugin_registry import Entry
 from dpplug.pmf import Pmf
 from dpplug.randomness import RandomSource, SeededSource
+from dpplug.universe import Universe
 
 #: The failure probabilities at which declared accuracy is tested.
 BETAS = (Fraction(1, 20), Fraction(1, 1000))
@@ -185,6 +187,12 @@ class Probe(ABC):
     def calls(self, seed: int) -> list[Call]:
         """A few calls on caller data of every shape the kind takes (arrays, mappings, rows)."""
 
+    def large_calls(self, seed: int) -> list[Call]:
+        """Calls on caller data as large as the kind takes (:data:`LARGE` counts, or as many
+        labels and rows as the mechanism allows), made once per declared case: code paths taken
+        only for large batches must leave the caller's data alone too. None by default."""
+        return []
+
     @abstractmethod
     def hygiene_problems(self, strict: bool, seed: int) -> list[str]:
         """What is wrong with real outputs: type, shape, range, canonical order, randomness only
@@ -282,6 +290,38 @@ def count_inputs(low: int, high: int, seed: int) -> dict[str, npt.NDArray[np.int
         "high": np.full(shape, high, dtype=np.int64),
         "mixed": rng.integers(low, high, size=shape, endpoint=True, dtype=np.int64),
     }
+
+
+#: Elements of the large inputs of :meth:`Probe.large_calls`.
+LARGE = 1 << 16
+
+
+def large_counts(low: int, high: int, seed: int) -> npt.NDArray[np.int64]:
+    """A 256 × 256 array of counts drawn uniformly from [low, high]."""
+    rng = np.random.default_rng(seed)  # builds test inputs only, never a mechanism's noise
+    return rng.integers(low, high, size=(256, 256), endpoint=True, dtype=np.int64)
+
+
+def universe_labels(universe: Universe, count: int = LARGE) -> list[Any]:
+    """The first *count* labels of *universe* (all of them if it is smaller)."""
+    return [universe.label(i) for i in range(min(count, universe.size))]
+
+
+def large_label_calls(
+    what: str, call: Callable[[object, RandomSource], object], labels: list[Any], n: int, seed: int
+) -> list[Call]:
+    """*call* on a mapping that gives every one of *labels* a count (the counts, mostly 0 when
+    there are more labels than rows, add up to min(n, :data:`LARGE`)) and on as many rows over
+    them, in a seeded random order."""
+    rng = np.random.default_rng(seed)  # builds test inputs only, never a mechanism's noise
+    rows = min(n, LARGE)
+    counts = rng.multinomial(rows, [1 / len(labels)] * len(labels))
+    mapping = {label: int(c) for label, c in zip(labels, counts, strict=True)}
+    listed = [labels[i] for i in rng.integers(0, len(labels), size=rows)]
+    return [
+        Call(f"{what}(a mapping of {len(labels)} labels)", partial(call, mapping), (mapping,)),
+        Call(f"{what}({rows} rows)", partial(call, listed), (listed,)),
+    ]
 
 
 def quantile_plot(case: str, errors: npt.NDArray[Any], claims: dict[Any, int]) -> dict[str, Any]:

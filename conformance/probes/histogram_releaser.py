@@ -39,8 +39,10 @@ from dpplug.conformance.probes.base import (
     Probe,
     SampledClaim,
     hostile_rows_and_mappings,
+    large_label_calls,
     quantile_plot,
     strict_time_problems,
+    universe_labels,
 )
 from dpplug.conformance.settings import Settings
 from dpplug.errors import BadParameter, NotSupported
@@ -431,6 +433,12 @@ class ReleaserProbe(Probe):
             Call(f"release({name} data)", partial(self.releaser.release, data), (data,))
             for name, data in self._datasets(seed).items()
         ]
+
+    def large_calls(self, seed: int) -> list[Call]:
+        """A release of a mapping over up to 2¹⁶ labels of the universe and as many rows as n
+        allows."""
+        labels = universe_labels(self.releaser.universe)
+        return large_label_calls("release", self.releaser.release, labels, self.releaser.n, seed)
 
     def hygiene_problems(self, strict: bool, seed: int) -> list[str]:
         """:data:`RELEASES` releases of each small dataset: dpplug histograms over the

@@ -32,6 +32,7 @@ from dpplug.conformance.probes.base import (
     bad_count_arrays,
     count_inputs,
     count_space,
+    large_counts,
 )
 from dpplug.conformance.replay import ImplementationMismatch, implementation_law
 from dpplug.conformance.settings import Settings
@@ -245,6 +246,14 @@ class SelectorProbe(Probe):
         return [
             Call(f"select({label} unit counts)", partial(self.selector.select, units), (units,))
             for label, units in inputs.items()
+        ]
+
+    def large_calls(self, seed: int) -> list[Call]:
+        units = large_counts(0, self.selector.saturation + 5, seed)
+        return [
+            Call(
+                f"select({units.size} unit counts)", partial(self.selector.select, units), (units,)
+            )
         ]
 
     def hygiene_problems(self, strict: bool, seed: int) -> list[str]:

@@ -43,6 +43,7 @@ import numpy.typing as npt
 
 from dpplug.conformance.probes.base import (
     BETAS,
+    LARGE,
     NOT_REPRODUCIBLE,
     Call,
     Claim,
@@ -51,6 +52,7 @@ from dpplug.conformance.probes.base import (
     Probe,
     SampledClaim,
     hostile_rows_and_mappings,
+    large_label_calls,
     quantile_plot,
 )
 from dpplug.conformance.settings import Settings
@@ -305,7 +307,7 @@ class QueryReleaserProbe(Probe):
         return [
             Call(
                 f"start({name} data).answers({kind} queries)",
-                partial(self._release_answers, data, workload),
+                partial(self._release_answers, workload, data),
                 (data, *workload),
             )
             for name, data in self._datasets().items()
@@ -313,9 +315,16 @@ class QueryReleaserProbe(Probe):
         ]
 
     def _release_answers(
-        self, data: object, queries: list[dict[Any, Any]], source: RandomSource
+        self, queries: list[dict[Any, Any]], data: object, source: RandomSource
     ) -> list[Fraction]:
         return self.releaser.start(data, source).answers(queries)
+
+    def large_calls(self, seed: int) -> list[Call]:
+        """A release of a mapping over up to 2¹⁶ labels and of as many rows (at most n)."""
+        queries = workload_queries(self.releaser, seed)
+        labels = probe_labels(self.releaser, LARGE)
+        call = partial(self._release_answers, queries)
+        return large_label_calls("start", call, labels, self.releaser.n, seed)
 
     def hygiene_problems(self, strict: bool, seed: int) -> list[str]:
         """Answers are fractions in [0, 1], the same whatever order a query lists its labels in

@@ -33,6 +33,7 @@ from dpplug.conformance.probes.base import (
     bad_count_arrays,
     count_inputs,
     count_space,
+    large_counts,
     quantile_plot,
 )
 from dpplug.conformance.replay import ImplementationMismatch, implementation_law
@@ -297,6 +298,12 @@ class SamplerProbe(Probe):
         return [
             Call(f"sample({label} counts)", partial(self.sampler.sample, counts), (counts,))
             for label, counts in count_inputs(low, high, seed).items()
+        ]
+
+    def large_calls(self, seed: int) -> list[Call]:
+        counts = large_counts(*self._hygiene_range(), seed)
+        return [
+            Call(f"sample({counts.size} counts)", partial(self.sampler.sample, counts), (counts,))
         ]
 
     def _hygiene_range(self) -> tuple[int, int]:

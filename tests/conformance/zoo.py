@@ -16,7 +16,7 @@ from gmpy2 import mpq, mpz
 
 import dpplug
 from dpplug.guarantee import Neighbouring, Relation
-from dpplug.histograms import SparseHistogram
+from dpplug.histograms import DenseHistogram, SparseHistogram
 from dpplug.kinds import TrueCounts
 from dpplug.plugins.histograms import (
     BasicHistogramReleaser,
@@ -402,6 +402,98 @@ class CompactShortFill(CompactHistogramReleaser):
         return super()._release(counts, _ShortDraws(source, {self.modulus}))
 
 
+_MASK64 = (1 << 64) - 1
+
+
+class SortsLargeBatch(OptimalPartitionSelection):
+    """For batches of 4096 partitions or more, sorts the caller's unit counts in place ("for
+    cache locality") and un-permutes only its output: small batches are left alone."""
+
+    name = "zoo-sorts-large-batch"
+
+    def _select(self, unit_counts: Any, source: RandomSource, public: Any) -> Any:
+        if public is not None or unit_counts.size < 4096:
+            return super()._select(unit_counts, source, public)
+        flat = unit_counts.reshape(-1)
+        order = np.argsort(flat, kind="stable")
+        flat.sort(kind="stable")
+        kept = np.empty(flat.size, dtype=np.bool_)
+        kept[order] = self.table.keep(self._shifted(flat), source)
+        return dpplug.Selection(kept.reshape(unit_counts.shape))
+
+
+class StaleBufferHistogram(BasicHistogramReleaser):
+    """Reuses one dense buffer across releases without clearing it: a label absent from this
+    dataset shows (with noise) the count it had in an earlier one."""
+
+    name = "zoo-stale-buffer-histogram"
+
+    def _release(self, counts: TrueCounts, source: RandomSource) -> Any:
+        buffer = self.__dict__.setdefault("_buffer", np.zeros(self.universe.size, dtype=np.int64))
+        buffer[list(counts.indices)] = counts.counts
+        noisy = self.sampler.sample(buffer.copy(), source)
+        return DenseHistogram(
+            self.universe, noisy, self.guarantee, self.accuracy(self.params["beta"]), repr(self)
+        )
+
+
+class HashRotation(GeoSample):
+    """Rotates its uniform draw by a constant taken from Python's string hashing: the law is
+    exact and a seeded run repeats within one process, but another process releases other
+    noise from the same seed."""
+
+    name = "zoo-hash-rotation"
+
+    def _sample(self, counts: npt.NDArray[np.int64], source: RandomSource) -> Any:
+        shift = ((hash(self.name) & _MASK64) * self.d) >> 64
+        return np.fromiter(
+            (
+                self._output(int(c), (source.uniform(self.d) - 1 + shift) % self.d + 1)
+                for c in counts
+            ),
+            dtype=np.int64,
+            count=counts.size,
+        )
+
+
+class HashReflection(GeoSample):
+    """Uses u' = d + 1 − u for the i-th output when bit i mod 64 of a string's hash is set: each
+    output has exactly the declared law and is monotone in its draw, so the exact replay holds,
+    but another process releases other noise from the same seed."""
+
+    name = "zoo-hash-reflection"
+
+    def _sample(self, counts: npt.NDArray[np.int64], source: RandomSource) -> Any:
+        bits = hash(self.name) & _MASK64
+        draws = [source.uniform(self.d) for _ in range(counts.size)]
+        return np.array(
+            [
+                self._output(int(c), self.d + 1 - u if bits >> (i % 64) & 1 else u)
+                for i, (c, u) in enumerate(zip(counts, draws, strict=True))
+            ],
+            dtype=np.int64,
+        )
+
+
+class HashOrderHistogram(BasicHistogramReleaser):
+    """Draws the bins' noise in the order of hash(str(label)): every bin's law is right and a
+    seeded release repeats within one process, but another process orders the draws otherwise."""
+
+    name = "zoo-hash-order-histogram"
+    conformance_cases = ({"universe": "range:0:16", "n": 8, "epsilon": 1},)
+
+    def _release(self, counts: TrueCounts, source: RandomSource) -> Any:
+        size = self.universe.size
+        dense = np.zeros(size, dtype=np.int64)
+        dense[list(counts.indices)] = counts.counts
+        order = sorted(range(size), key=lambda i: hash(str(self.universe.label(i))))
+        noisy = np.empty_like(dense)
+        noisy[order] = self.sampler.sample(dense[order], source)
+        return DenseHistogram(
+            self.universe, noisy, self.guarantee, self.accuracy(self.params["beta"]), repr(self)
+        )
+
+
 #: Each broken plugin, the contract that must catch it, and words its diagnosis must contain.
 ZOO: dict[type[dpplug.Mechanism], tuple[str, str]] = {
     SelectsOneUnitAhead: ("exact-privacy", "it does not do what it declares: select()"),
@@ -429,6 +521,11 @@ ZOO: dict[type[dpplug.Mechanism], tuple[str, str]] = {
     PerCountGuarantee: ("exact-privacy", "likelihood ratio"),
     CompactMissesLastElement: ("exact-privacy", "draws u_x for the nonempty bin 2 (S_0 has 68"),
     CompactShortFill: ("exact-privacy", "the value at point 0 (the field F_97 has 97) from U(96)"),
+    SortsLargeBatch: ("hygiene", "select(65536 unit counts) changed the caller's data"),
+    StaleBufferHistogram: ("hygiene", "the output depends on the instance's history"),
+    HashRotation: ("hygiene", "differs between processes: hash seed, import-time state"),
+    HashReflection: ("hygiene", "differs between processes: hash seed, import-time state"),
+    HashOrderHistogram: ("hygiene", "differs between processes: hash seed, import-time state"),
 }
 
 
