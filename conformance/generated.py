@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import math
 import random
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from itertools import combinations, pairwise, zip_longest
 from typing import Any, TypeVar
 
@@ -92,7 +92,7 @@ def _inside(param: Param, value: Any) -> bool:
     return True
 
 
-def _normal(case: Case, entry: Entry) -> Case:
+def _normal(case: Mapping[str, Any], entry: Entry) -> Case:
     """*case* without the parameters set to their defaults: two cases that build the same
     mechanism compare equal."""
     return {

@@ -157,9 +157,9 @@ def _tail(pmf: Pmf, count: int, a: int) -> Any:
     """Pr[|Z − count| > a] exactly: the window's outputs farther than a, and the geometric tails
     beyond both the window and a."""
     inside = sum((p for z, p in pmf.items() if abs(z - count) > a), mpq(0))
-    if pmf.bounded:
-        return inside
     ratio = pmf.tail_ratio
+    if ratio is None:  # a bounded law
+        return inside
     above = pmf.prob(max(pmf.high, count + a) + 1) / (1 - ratio)
     below = pmf.prob(min(pmf.low, count - a) - 1) / (1 - ratio)
     return inside + above + below
