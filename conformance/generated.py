@@ -6,15 +6,16 @@ of cases are derived from the schema, each covered whatever the run's seed:
 
 - **Every value of every parameter**, one parameter moved on a declared case: both booleans, the
   smallest integers, a ladder of rationals within range (ε from 1/1000 to 64, and the range's
-  bounds) with one seeded log-uniform rational inside each gap of the ladder wider than a factor
-  :data:`GAP` (so a flaw on a whole gap, such as 2 < ε < 8, is found), for text parameters (a
-  releaser's ``sampler``) the name of every built-in mechanism and of every other mechanism of
-  the plugin's own distribution.
+  bounds, which stand for rungs within a factor 5/4 of them) with one seeded log-uniform
+  rational inside each gap of the ladder wider than a factor :data:`GAP` (so a flaw on a whole
+  gap, such as 2 < ε < 8, is found), for text parameters (a releaser's ``sampler``) the
+  name of every built-in mechanism and of every other mechanism of the plugin's own
+  distribution.
 - **Options pairwise**: the options (boolean and integer parameters a caller may leave out, such
-  as a selector's ℓ₀, ``pre_threshold`` and ``replace_one``) are set together on a declared case
-  so that every two values of two options, defaults and absence included, appear in one case (a
-  greedy covering array: ℓ₀ > 1 with ``pre_threshold`` > 1, each with bounded DP, …), so a flaw
-  that needs two options together does not depend on the seed.
+  as a selector's ℓ₀, ``pre_threshold`` and ``replace_one``), each left out or set to its first
+  other value, are set together on a declared case so that every two settings of two options
+  appear in one case (a greedy covering array: ℓ₀ = 2 with ``pre_threshold`` = 2, each with and
+  without bounded DP, …), so a flaw that needs two options together does not depend on the seed.
 
 Each such case is tried on the declared cases in a seeded rotation, and the first the plugin
 accepts that is small enough for the exact checks
@@ -42,6 +43,8 @@ MAX_GENERATED = 48
 _RATIONALS = tuple(mpq(v) for v in ("1/1000", "1/20", "1/4", "1/2", "1", "2", "8", "64"))
 #: A gap between two tried rationals wider than this factor gets a seeded point inside.
 GAP = 2
+#: A rung of the ladder this close (as a factor) to a bound of the range is left to the bound.
+_NEAR = mpq(5, 4)
 #: An option left out of a case (its default, or absent for an optional one).
 _ABSENT = "<absent>"
 
@@ -68,11 +71,17 @@ def _values(param: Param, entry: Entry, rng: random.Random) -> list[object]:
             values.append(int(param.high))
         return [v for v in values if param.high is None or v <= param.high]
     if param.type == "rational":
-        tried = (*_RATIONALS, param.low, param.high)
-        ladder = sorted(dict.fromkeys(mpq(v) for v in tried if v is not None and _inside(param, v)))
+        bounds = [mpq(b) for b in (param.low, param.high) if b is not None and _inside(param, b)]
+        rungs = [v for v in _RATIONALS if _inside(param, v) and not _near(v, bounds)]
+        ladder = sorted(dict.fromkeys([*rungs, *bounds]))
         inside = [_between(a, b, rng) for a, b in pairwise(ladder) if 0 < a and GAP * a < b]
         return [*ladder, *(v for v in inside if _inside(param, v))]
     return []  # universes and options: the declared ones
+
+
+def _near(value: Any, bounds: list[Any]) -> bool:
+    """Whether *value* is within a factor :data:`_NEAR` of one of *bounds* (which stands for it)."""
+    return any(0 < b and b / _NEAR <= value <= b * _NEAR for b in bounds)
 
 
 def _between(low: Any, high: Any, rng: random.Random) -> Any:
@@ -103,9 +112,11 @@ def _normal(case: Mapping[str, Any], entry: Entry) -> Case:
 
 
 def _options(entry: Entry, values: dict[str, list[object]]) -> dict[str, list[object]]:
-    """The options and their values for the pairwise cases, the default or absence first."""
+    """The options for the pairwise cases, each with two values: left out (its default, or
+    absent), and the first other value tried (ℓ₀ = 2, a pre-threshold of 2, bounded DP, the
+    lowest public threshold); the others are each tried on their own."""
     return {
-        p.name: [_ABSENT, *(v for v in values[p.name] if v != p.default)]
+        p.name: [_ABSENT, *[v for v in values[p.name] if v != p.default][:1]]
         for p in entry.cls.schema
         if p.type in ("boolean", "integer") and not p.required
     }
