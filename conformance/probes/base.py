@@ -32,10 +32,11 @@ from dpplug.randomness import RandomSource, SeededSource
 #: The failure probabilities at which declared accuracy is tested on samples.
 BETAS = (Fraction(1, 20), Fraction(1, 1000))
 #: The failure probabilities at which a declared accuracy whose failure probability is known
-#: exactly is checked: a grid from 1/2 to 10⁻⁶ (:data:`BETAS` among them), so a bound overclaimed
+#: exactly is checked: :data:`BETAS` first, then a grid from 1/2 to 10⁻⁶, so a bound overclaimed
 #: only between two sampled βs is found.
-EXACT_BETAS = tuple(
-    Fraction(1, d) for d in (2, 5, 10, 20, 50, 100, 200, 500, 1000, 10**4, 10**5, 10**6)
+EXACT_BETAS = (
+    *BETAS,
+    *(Fraction(1, d) for d in (2, 5, 10, 50, 100, 200, 500, 10**4, 10**5, 10**6)),
 )
 
 NOT_REPRODUCIBLE = (
