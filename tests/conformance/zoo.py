@@ -496,7 +496,7 @@ ANY_SEED = (
 ZOO: dict[type[dpplug.Mechanism], tuple[str, str]] = {
     SelectsOneUnitAhead: ("exact-privacy", "it does not do what it declares: select()"),
     CoreOnlyFastSample: ("exact-privacy", "it does not do what it declares: sample()"),
-    SplitsForAddRemoveOnly: ("exact-privacy", "below the composition of 2"),
+    SplitsForAddRemoveOnly: ("exact-privacy", "below the composition of"),
     IgnoresContributionBound: ("exact-privacy", "max_partitions_contributed=2"),
     ReversesCallersRows: ("hygiene", "changed the caller's data"),
     NoiseInInsertionOrder: ("hygiene", "another insertion order"),
