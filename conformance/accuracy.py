@@ -1,10 +1,13 @@
 """Contract 6, accuracy: the declared (a, β) bounds hold.
 
-Each kind's probe lists its declared bounds at β = 1/20 and 1/1000 as claims. A claim whose failure
-probability is known exactly (a sampler's worst tail over every count of a small case, a
-selector's keep probability at its declared threshold) must be at most β. The others are tested
-on seeded samples with a one-sided binomial test (H₀: failure rate ≤ β) whose false-alarm rate is
-split by Bonferroni over them; each draws enough samples to see a failure rate of f·β with
+Each kind's probe lists its declared bounds as claims. A claim whose failure probability is known
+exactly (a sampler's worst tail over every count of a small case, a selector's keep probability
+at its declared threshold) must be at most β, on a grid of βs from 1/2 to 10⁻⁶
+(:data:`~.probes.base.EXACT_BETAS`), on the declared cases and, for samplers and selectors, on
+the cases generated from the schema (:mod:`.generated`; their sampled claims are not drawn).
+The others, at β = 1/20 and 1/1000 on the declared cases, are tested on seeded samples with a
+one-sided binomial test (H₀: failure rate ≤ β) whose false-alarm rate is split by Bonferroni
+over them; each draws enough samples to see a failure rate of f·β with
 probability at least 1/2 (:mod:`.power`; f is 2 in a full run, 4 by default and 6 in a fast one),
 or fails for want of power.
 """
@@ -16,8 +19,9 @@ from typing import Any
 from gmpy2 import mpq
 from scipy.stats import binom
 
+from dpplug.conformance.generated import exhaustive
 from dpplug.conformance.power import detectable_factor, trials_for
-from dpplug.conformance.probes import probes
+from dpplug.conformance.probes import generated_probes, probes
 from dpplug.conformance.probes.base import ExactClaim, Probe, SampledClaim
 from dpplug.conformance.results import ContractResult, Outcome
 from dpplug.conformance.settings import Settings
@@ -28,17 +32,22 @@ NAME = "accuracy"
 
 def check(entry: Entry, settings: Settings) -> ContractResult:
     plot: dict[str, Any] = {}
-    exact = 0
+    exact = generated = 0
     sampled: list[tuple[Probe, SampledClaim]] = []
-    for probe in probes(entry):
+    declared = list(probes(entry))
+    extra = generated_probes(entry, settings) if exhaustive(entry) else []
+    for probe in [*declared, *extra]:
         for claim in probe.accuracy_claims(settings):
             if isinstance(claim, SampledClaim):
-                sampled.append((probe, claim))
+                if probe in declared:
+                    sampled.append((probe, claim))
                 continue
             exact += 1
+            generated += probe not in declared
             if failure := _exact_failure(claim):
                 return ContractResult(NAME, Outcome.FAILED, f"{probe.where}: {failure}")
-        plot = plot or probe.accuracy_plot(settings)
+        if probe in declared:
+            plot = plot or probe.accuracy_plot(settings)
     alpha = settings.false_alarm / max(1, len(sampled))
     weakest = 1.0
     for probe, claim in sampled:
@@ -63,7 +72,9 @@ def check(entry: Entry, settings: Settings) -> ContractResult:
                 f"β = {claim.beta} (p = {p_value:.1e} < {alpha:.1e})",
             )
         weakest = max(weakest, detectable_factor(trials, beta, alpha))
-    parts = [f"{exact} declared bounds hold exactly"] if exact else []
+    parts = (
+        [f"{exact} declared bounds hold exactly ({generated} on generated cases)"] if exact else []
+    )
     if sampled:
         parts.append(
             f"{len(sampled)} binomial tests passed (reject below {alpha:.1e}); each sees a "

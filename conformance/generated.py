@@ -1,20 +1,36 @@
 """Cases the suite derives from a plugin's schema, besides the ones its author declared.
 
 An author's cases show what the author thought of; a flaw that only appears with ℓ₀ > 1, a
-pre-threshold, bounded DP or another sampler passes them. From each declared case, one parameter
-at a time is moved to values the schema allows: both booleans, the smallest integers, a ladder of
-rationals within range (ε from 1/1000 to 64), for text parameters (a releaser's ``sampler``) the
-name of every built-in mechanism and of every other mechanism of the plugin's own distribution.
-Candidates that the plugin refuses, or that are too large for the exact checks
-(:meth:`~dpplug.conformance.probes.base.Probe.small`), are dropped, and at most
-:data:`MAX_GENERATED` are kept, chosen by the run's seed.
+pre-threshold, bounded DP, another sampler or an ε the author never tried passes them. Two sets
+of cases are derived from the schema, each covered whatever the run's seed:
+
+- **Every value of every parameter**, one parameter moved on a declared case: both booleans, the
+  smallest integers, a ladder of rationals within range (ε from 1/1000 to 64, and the range's
+  bounds, which stand for rungs within a factor 5/4 of them) with one seeded log-uniform
+  rational inside each gap of the ladder wider than a factor :data:`GAP` (so a flaw on a whole
+  gap, such as 2 < ε < 8, is found), for text parameters (a releaser's ``sampler``) the
+  name of every built-in mechanism and of every other mechanism of the plugin's own
+  distribution.
+- **Options pairwise**: the options (boolean and integer parameters a caller may leave out, such
+  as a selector's ℓ₀, ``pre_threshold`` and ``replace_one``), each left out or set to its first
+  other value, are set together on a declared case so that every two settings of two options
+  appear in one case (a greedy covering array: ℓ₀ = 2 with ``pre_threshold`` = 2, each with and
+  without bounded DP, …), so a flaw that needs two options together does not depend on the seed.
+
+Each such case is tried on the declared cases in a seeded rotation, and the first the plugin
+accepts that is small enough for the exact checks
+(:meth:`~dpplug.conformance.probes.base.Probe.small`) is kept, built only when asked for. Every
+case is kept for samplers and selectors (at most :data:`MAX_GENERATED`); releasers, whose
+release laws are costly to enumerate, keep a seeded choice of :data:`MAX_GENERATED_OTHERS`.
 """
 
 from __future__ import annotations
 
+import math
 import random
-from collections.abc import Iterator
-from typing import Any
+from collections.abc import Callable, Mapping
+from itertools import combinations, pairwise, zip_longest
+from typing import Any, TypeVar
 
 from gmpy2 import mpq
 
@@ -22,13 +38,29 @@ from dpplug.errors import DpplugError
 from dpplug.params import Param
 from dpplug.plugin_registry import Entry
 
-#: The most generated cases per plugin.
-MAX_GENERATED = 12
+#: Kinds whose generated cases are cheap to check exactly (samplers, selectors): they keep up to
+#: :data:`MAX_GENERATED` cases, every group (the built-ins need fewer), and their exact accuracy
+#: claims are checked on them too.
+EXHAUSTIVE_KINDS = frozenset({"sampler", "partition-selector"})
+#: The most generated cases per plugin of an exhaustive kind.
+MAX_GENERATED = 48
+#: The most generated cases per plugin of another kind (releasers, whose release laws are costly
+#: to enumerate): a seeded choice of the groups.
+MAX_GENERATED_OTHERS = 12
 #: Rationals tried for rational parameters (those the parameter's range allows).
 _RATIONALS = tuple(mpq(v) for v in ("1/1000", "1/20", "1/4", "1/2", "1", "2", "8", "64"))
+#: A gap between two tried rationals wider than this factor gets a seeded point inside.
+GAP = 2
+#: A rung of the ladder this close (as a factor) to a bound of the range is left to the bound.
+_NEAR = mpq(5, 4)
+#: An option left out of a case (its default, or absent for an optional one).
+_ABSENT = "<absent>"
+
+Case = dict[str, Any]
+T = TypeVar("T")
 
 
-def _values(param: Param, entry: Entry) -> list[object]:
+def _values(param: Param, entry: Entry, rng: random.Random) -> list[object]:
     """Values of *param* worth trying, all inside its declared range."""
     if param.type == "boolean":
         return [False, True]
@@ -47,11 +79,26 @@ def _values(param: Param, entry: Entry) -> list[object]:
             values.append(int(param.high))
         return [v for v in values if param.high is None or v <= param.high]
     if param.type == "rational":
-        values = [v for v in _RATIONALS if _inside(param, v)]
-        bounds = (param.low, param.high)
-        values += [bound for bound in bounds if bound is not None and _inside(param, bound)]
-        return values
+        bounds = [mpq(b) for b in (param.low, param.high) if b is not None and _inside(param, b)]
+        rungs = [v for v in _RATIONALS if _inside(param, v) and not _near(v, bounds)]
+        ladder = sorted(dict.fromkeys([*rungs, *bounds]))
+        inside = [_between(a, b, rng) for a, b in pairwise(ladder) if 0 < a and GAP * a < b]
+        return [*ladder, *(v for v in inside if _inside(param, v))]
     return []  # universes and options: the declared ones
+
+
+def _near(value: Any, bounds: list[Any]) -> bool:
+    """Whether *value* is within a factor :data:`_NEAR` of one of *bounds* (which stands for it)."""
+    return any(0 < b and b / _NEAR <= value <= b * _NEAR for b in bounds)
+
+
+def _between(low: Any, high: Any, rng: random.Random) -> Any:
+    """A log-uniform rational in (low, high), 0 < low, to three significant digits (a test
+    point: floats choose it, the case gets the exact rational)."""
+    x = math.exp(rng.uniform(math.log(low), math.log(high)))
+    exponent = math.floor(math.log10(x)) - 2
+    value = mpq(round(x / 10.0**exponent)) * mpq(10) ** exponent
+    return value if low < value < high else mpq(low + high) / 2
 
 
 def _inside(param: Param, value: Any) -> bool:
@@ -62,28 +109,113 @@ def _inside(param: Param, value: Any) -> bool:
     return True
 
 
-def candidates(entry: Entry) -> Iterator[dict[str, Any]]:
-    """Each declared case with one parameter moved to each of its values, in schema order."""
-    for case in entry.cls.conformance_cases:
-        for param in entry.cls.schema:
-            for value in _values(param, entry):
-                changed = {**case, param.name: value}
-                if changed != dict(case):
-                    yield changed
+def _normal(case: Mapping[str, Any], entry: Entry) -> Case:
+    """*case* without the parameters set to their defaults: two cases that build the same
+    mechanism compare equal."""
+    return {
+        p.name: case[p.name]
+        for p in entry.cls.schema
+        if p.name in case and (p.required or case[p.name] != p.default)
+    }
 
 
-def generated_cases(entry: Entry, seed: int) -> Iterator[tuple[dict[str, Any], Any]]:
-    """(parameters, instance) for the generated cases the plugin accepts, in a seeded order,
-    each built only when asked for; the caller drops those too large for its checks and stops at
-    :data:`MAX_GENERATED`."""
+def _options(entry: Entry, values: dict[str, list[object]]) -> dict[str, list[object]]:
+    """The options for the pairwise cases, each with two values: left out (its default, or
+    absent), and the first other value tried (ℓ₀ = 2, a pre-threshold of 2, bounded DP, the
+    lowest public threshold); the others are each tried on their own."""
+    return {
+        p.name: [_ABSENT, *[v for v in values[p.name] if v != p.default][:1]]
+        for p in entry.cls.schema
+        if p.type in ("boolean", "integer") and not p.required
+    }
+
+
+def pairwise_settings(options: dict[str, list[object]]) -> list[dict[str, object]]:
+    """Settings of the options in which every two values of two options appear together, found
+    greedily (each setting starts from a pair not yet covered and gives every other option the
+    value covering most new pairs); :data:`_ABSENT` marks an option left out."""
+    names = list(options)
+    if len(names) < 2:
+        return []
+    uncovered = {
+        ((a, x), (b, y)) for a, b in combinations(names, 2) for x in options[a] for y in options[b]
+    }
+    settings: list[dict[str, object]] = []
+    while uncovered:
+        first = min(uncovered, key=lambda pair: (names.index(pair[0][0]), names.index(pair[1][0])))
+        setting = dict(first)
+        for name in names:
+            if name not in setting:
+                setting[name] = max(
+                    options[name],
+                    key=lambda v: sum(
+                        ((a, x), (name, v)) in uncovered or ((name, v), (a, x)) in uncovered
+                        for a, x in setting.items()
+                    ),
+                )
+        uncovered -= {((a, setting[a]), (b, setting[b])) for a, b in combinations(names, 2)}
+        settings.append(setting)
+    return settings
+
+
+def exhaustive(entry: Entry) -> bool:
+    """Whether the plugin's kind keeps every group of generated cases (:data:`EXHAUSTIVE_KINDS`)."""
+    return entry.kind.name in EXHAUSTIVE_KINDS
+
+
+def candidate_groups(entry: Entry, seed: int) -> list[list[Case]]:
+    """The cases to cover (see the module docstring), each as the declared cases it may be made
+    from, in a seeded rotation."""
     declared = [dict(case) for case in entry.cls.conformance_cases]
-    unique: list[dict[str, Any]] = []
-    for params in candidates(entry):
-        if params not in declared and params not in unique:
-            unique.append(params)
-    random.Random(seed).shuffle(unique)
-    for params in unique:
-        try:
-            yield params, entry.create(**params)
-        except DpplugError:
-            continue
+    if not declared:
+        return []
+    rng = random.Random(f"{seed}:{entry.name}")  # chooses test points only
+
+    def rotated(changes: dict[str, object]) -> list[Case]:
+        start = rng.randrange(len(declared))
+        return [
+            {k: v for k, v in {**case, **changes}.items() if v is not _ABSENT}
+            for case in declared[start:] + declared[:start]
+        ]
+
+    values = {p.name: _values(p, entry, rng) for p in entry.cls.schema}
+    groups = [rotated(setting) for setting in pairwise_settings(_options(entry, values))]
+    per_param = [[{name: v} for v in vs] for name, vs in values.items()]
+    for changes in (c for row in zip_longest(*per_param) for c in row if c is not None):
+        groups.append(rotated(changes))
+    return groups
+
+
+def generated_cases(entry: Entry, seed: int, build: Callable[[Case, Any], T | None]) -> list[T]:
+    """What *build* makes of one case per group of :func:`candidate_groups`: of a group's cases,
+    the first the plugin accepts and *build* does not refuse (None: too large for the checks),
+    each built only when asked for; a group with a case already kept or declared is covered;
+    at most :data:`MAX_GENERATED` (:data:`MAX_GENERATED_OTHERS` for a kind not in
+    :data:`EXHAUSTIVE_KINDS`), a seeded choice of the groups if there are more."""
+    kept = [_normal(case, entry) for case in entry.cls.conformance_cases]
+    refused: list[Case] = []
+    found: list[T] = []
+    most = MAX_GENERATED if exhaustive(entry) else MAX_GENERATED_OTHERS
+    groups = candidate_groups(entry, seed)
+    if len(groups) > most:  # more than can be kept: a seeded choice
+        random.Random(seed).shuffle(groups)
+    for group in groups:
+        if len(found) == most:
+            break
+        for params in group:
+            normal = _normal(params, entry)
+            if normal in kept:
+                break
+            if normal in refused:
+                continue
+            try:
+                made = build(params, entry.create(**params))
+            except DpplugError:
+                made = None
+            if made is None:
+                refused.append(normal)
+                continue
+            kept.append(normal)
+            found.append(made)
+            break
+    return found

@@ -8,8 +8,9 @@ and no contract changes (``docs/adding-a-kind.md``).
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import Any
 
-from dpplug.conformance.generated import MAX_GENERATED, generated_cases
+from dpplug.conformance.generated import generated_cases
 from dpplug.conformance.probes.anonymized_histogram_releaser import AnonymizedProbe
 from dpplug.conformance.probes.base import Probe, instances
 from dpplug.conformance.probes.histogram_releaser import ReleaserProbe
@@ -50,17 +51,16 @@ _GENERATED: dict[tuple[type, Settings], tuple[Entry, list[Probe]]] = {}
 
 def generated_probes(entry: Entry, settings: Settings) -> list[Probe]:
     """Probes for the cases the suite derives from the schema (:mod:`..generated`), those small
-    enough for the exact checks, at most :data:`~..generated.MAX_GENERATED`."""
+    enough for the exact checks."""
     known = _GENERATED.get((entry.cls, settings))
     if known is not None and known[0] is entry:
         return known[1]
     probe = _probe_class(entry)
-    found: list[Probe] = []
-    for params, mechanism in generated_cases(entry, settings.seed):
-        if len(found) == MAX_GENERATED:
-            break
+
+    def small(params: dict[str, Any], mechanism: Any) -> Probe | None:
         candidate = probe(mechanism, params)
-        if candidate.small(settings):
-            found.append(candidate)
+        return candidate if candidate.small(settings) else None
+
+    found = generated_cases(entry, settings.seed, small)
     _GENERATED[(entry.cls, settings)] = (entry, found)
     return found

@@ -31,8 +31,15 @@ from dpplug.pmf import Pmf
 from dpplug.randomness import RandomSource, SeededSource
 from dpplug.universe import Universe
 
-#: The failure probabilities at which declared accuracy is tested.
+#: The failure probabilities at which declared accuracy is tested on samples.
 BETAS = (Fraction(1, 20), Fraction(1, 1000))
+#: The failure probabilities at which a declared accuracy whose failure probability is known
+#: exactly is checked: :data:`BETAS` first, then a grid from 1/2 to 10⁻⁶, so a bound overclaimed
+#: only between two sampled βs is found.
+EXACT_BETAS = (
+    *BETAS,
+    *(Fraction(1, d) for d in (2, 5, 10, 50, 100, 200, 500, 10**4, 10**5, 10**6)),
+)
 
 NOT_REPRODUCIBLE = (
     "the same seeded source gave different outputs: randomness comes from somewhere other than "
@@ -169,7 +176,8 @@ class Probe(ABC):
 
     @abstractmethod
     def accuracy_claims(self, settings: Settings) -> list[Claim]:
-        """The declared accuracy bounds at :data:`BETAS`, exact where the law allows."""
+        """The declared accuracy bounds at :data:`BETAS`, exact where the law allows (where exact
+        claims are cheap, as a sampler's and a selector's, at :data:`EXACT_BETAS`)."""
 
     def accuracy_plot(self, settings: Settings) -> dict[str, Any]:
         """What the report plots for accuracy (empty: nothing)."""

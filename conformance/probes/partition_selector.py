@@ -21,7 +21,7 @@ from gmpy2 import mpq
 
 from dpplug.conformance.divergence import hockey_stick
 from dpplug.conformance.probes.base import (
-    BETAS,
+    EXACT_BETAS,
     Call,
     Claim,
     DataSpace,
@@ -48,41 +48,45 @@ def selector_privacy(selector: PartitionSelector) -> list[str]:
     """Failures of a partition selector's exact checks (empty: passed).
 
     For every unit count n up to the saturation, in both directions, the hockey-stick divergence
-    of one partition's output law at n and n + 1 at the per-partition e^ε is at most the
-    per-partition δ; for selectors that only keep or drop this is exactly the four inequalities
-    of Desfontaines et al. (Lemma 1: the divergence between two Bernoulli laws is the largest of
-    them). π(0) must be 0, π non-decreasing, each law must sum to 1, and the selection's
-    guarantee must be at least the composition (L^c, 1 − (1 − δ)^c) over the c partitions one
-    unit may change (ℓ₀, or 2ℓ₀ for replace-one), or, for selectors composed in ℓ₂ (Gaussian
-    thresholding), their Gaussian-DP composition, with every pair re-checked.
+    of one partition's output law at n and n + j at the per-partition e^ε is at most the
+    per-partition δ, for j = 1 … ℓ∞ (the declared ``max_contributions``: how many units one
+    privacy unit may add to a partition); for selectors that only keep or drop this is exactly
+    the four inequalities of Desfontaines et al. (Lemma 1: the divergence between two Bernoulli
+    laws is the largest of them). π(0) must be 0, π non-decreasing, each law must sum to 1, and
+    the selection's guarantee must be at least the composition (L^c, 1 − (1 − δ)^c) over the c
+    partitions one unit may change (ℓ₀, or 2ℓ₀ for replace-one), or, for selectors composed in
+    ℓ₂ (Gaussian thresholding), their Gaussian-DP composition, with every pair re-checked.
     """
     per = selector.per_partition
+    declared = selector.guarantee
+    linf = _linf(selector)
     failures: list[str] = []
     if selector.keep_probability(0) != 0:
         failures.append(f"π(0) = {selector.keep_probability(0)}: absent partitions are released")
-    laws = [selector.output_pmf(n) for n in range(selector.saturation + 2)]
+    laws = [selector.output_pmf(n) for n in range(selector.saturation + linf + 1)]
     failures += [
         f"the law at {n} units sums to {law.total()}"
         for n, law in enumerate(laws)
         if law.total() != 1
     ]
-    for n, (p, q) in enumerate(pairwise(laws)):
+    for n, m in _neighbours(len(laws), linf):
+        p, q = laws[n], laws[m]
         worst = max(hockey_stick(p, q, per.exp_epsilon), hockey_stick(q, p, per.exp_epsilon))
         if worst > per.delta:
+            apart = f" (ℓ∞ = {linf}: one unit may add {m - n})" if m - n > 1 else ""
             failures.append(
-                f"units {n} and {n + 1}: divergence {float(worst):.3g} at e^ε = "
+                f"units {n} and {m}{apart}: divergence {float(worst):.3g} at e^ε = "
                 f"{float(per.exp_epsilon):.6g} exceeds the per-partition δ = {float(per.delta):.3g}"
             )
             break
-    keep = [selector.keep_probability(n) for n in range(selector.saturation + 2)]
+    keep = [selector.keep_probability(n) for n in range(len(laws))]
     if any(p > q for p, q in pairwise(keep)):
         failures.append("the keep probability decreases somewhere: π must be non-decreasing")
-    declared = selector.guarantee
     c = (declared.neighbouring.max_partitions or 1) * (
         2 if declared.neighbouring.relation is Relation.REPLACE_ONE else 1
     )
     if selector.gaussian is not None:
-        failures += _gaussian_failures(selector, laws, keep, c)
+        failures += _gaussian_failures(selector, laws, keep, c, linf)
     elif declared.exp_epsilon < per.exp_epsilon**c or declared.delta < 1 - (1 - per.delta) ** c:
         failures.append(
             f"the declared guarantee {declared.describe()} is below the composition of {c} "
@@ -91,8 +95,18 @@ def selector_privacy(selector: PartitionSelector) -> list[str]:
     return failures
 
 
+def _linf(selector: PartitionSelector) -> int:
+    """ℓ∞ of the declared relation: how many units one privacy unit may add to a partition."""
+    return selector.guarantee.neighbouring.max_contributions or 1
+
+
+def _neighbours(count: int, linf: int) -> list[tuple[int, int]]:
+    """Pairs of unit counts in [0, count) at most *linf* apart (one privacy unit's change)."""
+    return [(n, n + j) for j in range(1, linf + 1) for n in range(count - j)]
+
+
 def _gaussian_failures(
-    selector: PartitionSelector, laws: list[Pmf], keep: list[Any], c: int
+    selector: PartitionSelector, laws: list[Pmf], keep: list[Any], c: int, linf: int
 ) -> list[str]:
     """A selector composed in ℓ₂ (:class:`~dpplug.gaussian_dp.GaussianPairs`): it must only keep
     or drop, every pair of neighbouring positive keep probabilities must be μ-GDP up to the
@@ -102,7 +116,9 @@ def _gaussian_failures(
     assert gaussian is not None
     if any(z > 1 for law in laws for z in law):
         return ["Gaussian (ℓ₂) composition applies to selectors that only keep or drop"]
-    slack = max((pair_slack(p, q, gaussian.mu) for p, q in pairwise(keep) if p > 0), default=mpq(0))
+    pairs = _neighbours(len(keep), linf)
+    slacks = (pair_slack(keep[n], keep[m], gaussian.mu) for n, m in pairs if keep[n] > 0)
+    slack = max(slacks, default=mpq(0))
     if slack > gaussian.slack:
         return [
             f"a pair of keep probabilities is {float(slack):.3g} from μ-GDP (declared slack "
@@ -156,13 +172,13 @@ class SelectorProbe(Probe):
 
     def implementation_check(self, settings: Settings) -> PrivacyCheck:
         """What ``select`` does for one partition (replayed exactly) against ``output_pmf`` at
-        unit counts up to saturation, and the documented meaning of the options the selector
+        :func:`replayed_units`, and the documented meaning of the options the selector
         takes: no partition below ``pre_threshold`` units is ever kept, the declared ℓ₀ and
         relation are those of ``max_partitions_contributed`` and ``replace_one``, and public
         partitions at the lowest ``public_threshold`` are always released."""
         selector = self.selector
         problems = _option_problems(selector, self.params)
-        units = _spread(selector.saturation + 1, MAX_REPLAYED_UNITS)
+        units = replayed_units(selector)
         for n in units:
             if problems:
                 break
@@ -193,11 +209,12 @@ class SelectorProbe(Probe):
         return PrivacyCheck(tuple(failures), summary)
 
     def accuracy_claims(self, settings: Settings) -> list[Claim]:
-        """Exact: the threshold + 1 units are kept with probability ≥ 1 − β, and, where counts
-        are released, their error at saturation exceeds a with probability ≤ β."""
+        """Exact, at each β of :data:`EXACT_BETAS`: the threshold + 1 units are kept with
+        probability ≥ 1 − β, and, where counts are released, their error at saturation exceeds
+        a with probability ≤ β."""
         selector = self.selector
         claims: list[Claim] = []
-        for beta in BETAS:
+        for beta in EXACT_BETAS:
             claim = selector.accuracy(beta)
             kept = claim.threshold + 1
             dropped = 1 - selector.keep_probability(kept)
@@ -295,8 +312,19 @@ def _same_selection(a: Any, b: Any) -> bool:
 MAX_SMALL_SATURATION = 256
 #: The most replays of one ``select`` call (a larger law is left to the sampling-law contract).
 REPLAY_RUNS = 20_000
-#: The most unit counts whose ``select`` law is replayed per case (spread over [0, saturation]).
+#: Unit counts whose ``select`` law is replayed per case spread over [0, saturation], besides
+#: the edges (:func:`replayed_units`).
 MAX_REPLAYED_UNITS = 12
+
+
+def replayed_units(selector: PartitionSelector) -> list[int]:
+    """Unit counts at which ``select`` is replayed: those where code branches (0, 1, 2, around the
+    pre-threshold m and the saturation s: m − 1, m, m + 1, s − 1, s, s + 1 and s + ℓ∞) and
+    :data:`MAX_REPLAYED_UNITS` spread over [0, s]."""
+    s = selector.saturation
+    m = selector.params.get("pre_threshold") or 1
+    edges = {0, 1, 2, m - 1, m, m + 1, s - 1, s, s + 1, s + _linf(selector)}
+    return sorted({n for n in edges if n >= 0} | set(_spread(s + 1, MAX_REPLAYED_UNITS)))
 
 
 def _spread(count: int, most: int) -> list[int]:

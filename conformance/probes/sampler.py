@@ -22,6 +22,7 @@ from gmpy2 import mpq
 from dpplug.conformance.divergence import WorstCase
 from dpplug.conformance.probes.base import (
     BETAS,
+    EXACT_BETAS,
     Call,
     Claim,
     DataSpace,
@@ -38,7 +39,7 @@ from dpplug.conformance.probes.base import (
 )
 from dpplug.conformance.replay import ImplementationMismatch, implementation_law
 from dpplug.conformance.settings import Settings
-from dpplug.errors import NotSupported
+from dpplug.errors import BadParameter, NotSupported
 from dpplug.guarantee import Guarantee, Relation
 from dpplug.kinds import CountingQuerySampler
 from dpplug.pmf import Pmf
@@ -52,6 +53,8 @@ UNBOUNDED_COUNTS = (-3, 3)
 REPLAYED_COUNTS = 4
 #: Cases with at most this n are sampled at every count.
 EVERY_COUNT = 8
+#: The largest a whose tail is computed exactly for a sampler without a count bound.
+MAX_EXACT_A = 1 << 12
 #: The most draws a sampled accuracy claim may take (the sampler is vectorised).
 MAX_TRIALS = 4_000_000
 
@@ -128,11 +131,15 @@ def sampler_privacy(
     )
 
 
-def exact_worst_tail(sampler: CountingQuerySampler, a: int, max_n: int) -> Any | None:
-    """max_c Pr[|M(c,U) − c| > a] over every count, exactly; None if not exactly computable
-    (no pmf, or n > *max_n*)."""
+def exact_worst_tails(
+    sampler: CountingQuerySampler, bounds: list[int], max_n: int
+) -> list[Any | None] | None:
+    """max_c Pr[|M(c,U) − c| > a] over every count, exactly, for each a in *bounds* (the pmfs
+    computed once); None if not exactly computable (no pmf, or n > *max_n*), and None for an a
+    above :data:`MAX_EXACT_A` of a sampler without a count bound (whose tail is a power of that
+    order of its ratio)."""
     if sampler.n is None:
-        counts: range = range(-3, 4)
+        counts: range = range(UNBOUNDED_COUNTS[0], UNBOUNDED_COUNTS[1] + 1)
     elif sampler.n <= max_n:
         counts = range(sampler.n + 1)
     else:
@@ -141,7 +148,22 @@ def exact_worst_tail(sampler: CountingQuerySampler, a: int, max_n: int) -> Any |
         pmfs = [(c, sampler.pmf(c)) for c in counts]
     except NotSupported:
         return None
-    return max(1 - sum((pmf.prob(z) for z in range(c - a, c + a + 1)), mpq(0)) for c, pmf in pmfs)
+    return [
+        None if sampler.n is None and a > MAX_EXACT_A else max(_tail(pmf, c, a) for c, pmf in pmfs)
+        for a in bounds
+    ]
+
+
+def _tail(pmf: Pmf, count: int, a: int) -> Any:
+    """Pr[|Z − count| > a] exactly: the window's outputs farther than a, and the geometric tails
+    beyond both the window and a."""
+    inside = sum((p for z, p in pmf.items() if abs(z - count) > a), mpq(0))
+    ratio = pmf.tail_ratio
+    if ratio is None:  # a bounded law
+        return inside
+    above = pmf.prob(max(pmf.high, count + a) + 1) / (1 - ratio)
+    below = pmf.prob(min(pmf.low, count - a) - 1) / (1 - ratio)
+    return inside + above + below
 
 
 class SamplerProbe(Probe):
@@ -251,13 +273,18 @@ class SamplerProbe(Probe):
         return PrivacyCheck(report.failures, summary)
 
     def accuracy_claims(self, settings: Settings) -> list[Claim]:
-        """Per β: the exact worst tail over every count, or a binomial test at each input."""
+        """The exact worst tail over every count at each β of :data:`EXACT_BETAS` where it can
+        be computed, else, at the βs of :data:`BETAS`, a binomial test at each input."""
+        sampler = self.sampler
+        bounds = {beta: a for beta in EXACT_BETAS if (a := _declared_a(sampler, beta)) is not None}
+        tails = exact_worst_tails(sampler, list(bounds.values()), settings.max_exact_n)
         claims: list[Claim] = []
-        for beta in BETAS:
-            a = self.sampler.accuracy(beta).per_query.a
-            tail = exact_worst_tail(self.sampler, a, settings.max_exact_n)
+        for i, (beta, a) in enumerate(bounds.items()):
+            tail = None if tails is None else tails[i]
             if tail is not None:
                 claims.append(ExactClaim(f"Pr[|error| > {a}] over every count", tail, beta))
+                continue
+            if beta not in BETAS:
                 continue
             for j, count in enumerate(self.inputs):
                 seed = settings.seed + 10 * j + BETAS.index(beta)
@@ -330,6 +357,17 @@ class SamplerProbe(Probe):
         if n is not None and (out.min() < 0 or out.max() > n):
             problems.append(f"outputs outside [0, {n}]")
         return problems
+
+
+def _declared_a(sampler: CountingQuerySampler, beta: Any) -> int | None:
+    """The declared a at *beta*; None at a β beyond :data:`BETAS` the sampler cannot promise
+    (its ``accuracy`` refuses it)."""
+    try:
+        return int(sampler.accuracy(beta).per_query.a)
+    except BadParameter:
+        if beta in BETAS:
+            raise
+        return None
 
 
 #: The law of M(c, ·) is tallied over every u when (n + 1)·d is at most this; otherwise M is

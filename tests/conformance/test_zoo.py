@@ -39,6 +39,15 @@ def test_broken_mechanism_fails_its_contract_for_the_right_reason(
     assert diagnosis in result.detail
 
 
+@pytest.mark.parametrize("broken", zoo.ANY_SEED, ids=[cls.name for cls in zoo.ANY_SEED])
+def test_a_flaw_outside_the_declared_cases_is_caught_at_another_seed_too(broken: type) -> None:
+    """The zoo's flaws that a seeded choice could hide fail at seed 1 as at the default 0."""
+    contract, diagnosis = zoo.ZOO[broken]
+    result = run_contract(ZOO_REGISTRY.get(broken.name), contract, Settings(seed=1))
+    assert result.outcome is Outcome.FAILED, result.detail
+    assert diagnosis in result.detail
+
+
 #: Contracts a built-in plugin skips, with the reason its skip must give: releasers whose
 #: release law cannot be enumerated on their conformance cases, and mechanisms whose noise has
 #: irrational probabilities (the discrete Gaussian, the query releasers), are checked by the

@@ -15,7 +15,7 @@ import numpy.typing as npt
 from gmpy2 import mpq, mpz
 
 import dpplug
-from dpplug.guarantee import Neighbouring, Relation
+from dpplug.guarantee import COUNT_SENSITIVITY_1, Neighbouring, Relation
 from dpplug.histograms import DenseHistogram, SparseHistogram
 from dpplug.kinds import TrueCounts
 from dpplug.plugins.histograms import (
@@ -25,8 +25,8 @@ from dpplug.plugins.histograms import (
 )
 from dpplug.plugins.histograms.sampler_choice import REPLACE_ONE
 from dpplug.plugins.partition import OptimalPartitionSelection
-from dpplug.plugins.partition.budget import Budget
-from dpplug.plugins.partition.keep_table import KeepTable
+from dpplug.plugins.partition.budget import SELECTOR_PARAMS, Budget
+from dpplug.plugins.partition.keep_table import GRID_BITS, KeepTable
 from dpplug.plugins.samplers import (
     DiscreteLaplace,
     FastSample,
@@ -34,6 +34,7 @@ from dpplug.plugins.samplers import (
     GeoSample,
     TruncatedGeometric,
 )
+from dpplug.plugins.samplers.geometric_params import GeometricParams
 from dpplug.pmf import Pmf
 from dpplug.randomness import RandomSource, SeededSource
 
@@ -357,7 +358,7 @@ class LocalGenerator(GeoSample):
 class OverclaimsRareTails(FixedPointGeometric):
     """Exact where β is common; at β below 1/100 it declares an error bound 4 below the truth (a
     true failure rate of about e²·β), on a case too large for the exact worst tail, so only a test
-    with power at small β sees."""
+    with power at small β sees, or the exact tail of a small generated case."""
 
     name = "zoo-overclaims-rare-tails"
     conformance_cases = ({"n": 1000, "epsilon": mpq(1, 2)},)
@@ -494,16 +495,143 @@ class HashOrderHistogram(BasicHistogramReleaser):
         )
 
 
+# Flaws that a seeded choice of cases, βs or unit counts could miss: each is caught whatever the
+# run's seed (test_zoo.py checks seed 1 besides the default 0).
+
+
+class MidEpsilonGuarantee(GeoSample):
+    """For 2 < ε < 8 it declares the e^ε of ε/2 (a table of precomputed ratios read one row off)
+    while it samples with ε; its cases, and the ladder's ε = 2 and ε = 8, are outside that gap."""
+
+    name = "zoo-mid-epsilon"
+
+    @property
+    def guarantee(self) -> dpplug.Guarantee:
+        epsilon = self.params["epsilon"]
+        if 2 < epsilon < 8:
+            half = GeometricParams.for_epsilon(epsilon / 2).exp_epsilon
+            return dpplug.Guarantee(half, 0, COUNT_SENSITIVITY_1)
+        return super().guarantee
+
+
+class OverclaimsMidBeta(GeoSample):
+    """Declares an error bound 2 below the truth for 1/1000 < β < 1/20 only: exact at the βs
+    that are sampled."""
+
+    name = "zoo-overclaims-mid-beta"
+
+    def _accuracy(self, beta: Any) -> dpplug.Accuracy:
+        real = super()._accuracy(beta).per_query
+        a = max(real.a - 2, 0) if mpq(1, 1000) < beta < mpq(1, 20) else real.a
+        bound = dpplug.ErrorBound(a, beta)
+        return dpplug.Accuracy(bound, bound)
+
+
+#: Two of optimal partition selection's cases: ε ≤ 1, no pre-threshold.
+_SMALL_EPSILON_CASES = OptimalPartitionSelection.conformance_cases[:2]
+
+
+class OverclaimsLargeEpsilonThreshold(OptimalPartitionSelection):
+    """Declares an accuracy threshold 3 units too low when ε > 3/2; its own cases have ε ≤ 1."""
+
+    name = "zoo-overclaims-large-epsilon-threshold"
+    conformance_cases = _SMALL_EPSILON_CASES
+
+    def _accuracy(self, beta: Any) -> dpplug.Accuracy:
+        real = super()._accuracy(beta)
+        if self.params["epsilon"] <= mpq(3, 2):
+            return real
+        return dataclasses.replace(real, threshold=max(real.threshold - 3, 0))
+
+
+class KeepsOneUnitTooOften(OptimalPartitionSelection):
+    """Its select() keeps a partition of one unit (after the pre-threshold) with 4δ when the
+    table is long (saturation > 16), while it declares π(1) = δ."""
+
+    name = "zoo-keeps-one-unit-too-often"
+
+    def _select(self, unit_counts: Any, source: RandomSource, public: Any) -> Any:
+        if public is not None or self.table.saturation <= 16:
+            return super()._select(unit_counts, source, public)
+        flat = np.minimum(self._shifted(unit_counts.reshape(-1)), self.table.saturation)
+        thresholds = self.table.grid[flat].copy()
+        thresholds[flat == 1] *= np.uint64(4)
+        draws = source.bits_array(GRID_BITS, flat.size)
+        return dpplug.Selection((draws < thresholds).reshape(unit_counts.shape))
+
+
+class PreThresholdForgetsL0(OptimalPartitionSelection):
+    """With pre_threshold ≥ 2 and ℓ₀ ≥ 2 together it does not split its budget over ℓ₀ (a code
+    path for pre-thresholded tables), still declaring the requested ε for ℓ₀; each of its cases
+    sets one of the two options only."""
+
+    name = "zoo-pre-threshold-forgets-l0"
+
+    def _budget(self) -> Budget:
+        params = self.params
+        if params["pre_threshold"] >= 2 and params["max_partitions_contributed"] >= 2:
+            return Budget.from_params({**params, "max_partitions_contributed": 1})
+        return Budget.from_params(params)
+
+    @property
+    def guarantee(self) -> dpplug.Guarantee:
+        honest = Budget.from_params(self.params)
+        per = dpplug.Guarantee(honest.exp_epsilon, honest.delta, COUNT_SENSITIVITY_1)
+        return honest.compose(per)
+
+
+class IgnoresContributionsPerPartition(OptimalPartitionSelection):
+    """Takes max_contributions_per_partition (ℓ∞) and declares it, but calibrates every
+    partition for a unit that adds one unit to it."""
+
+    name = "zoo-ignores-contributions-per-partition"
+    schema = dpplug.Schema(
+        (
+            *SELECTOR_PARAMS,
+            dpplug.Param(
+                "max_contributions_per_partition",
+                "integer",
+                "ℓ∞: how many units one privacy unit may add to one partition.",
+                low=1,
+                high=100,
+                default=1,
+            ),
+        )
+    )
+    conformance_cases = (
+        {"epsilon": 1, "delta": mpq(1, 10**5), "max_contributions_per_partition": 3},
+    )
+
+    @property
+    def guarantee(self) -> dpplug.Guarantee:
+        honest = super().guarantee
+        relation = dataclasses.replace(
+            honest.neighbouring, max_contributions=self.params["max_contributions_per_partition"]
+        )
+        return dpplug.Guarantee(honest.exp_epsilon, honest.delta, relation)
+
+
+#: Zoo entries whose catch must not depend on the run's seed.
+ANY_SEED = (
+    MidEpsilonGuarantee,
+    OverclaimsMidBeta,
+    OverclaimsLargeEpsilonThreshold,
+    KeepsOneUnitTooOften,
+    PreThresholdForgetsL0,
+    IgnoresContributionsPerPartition,
+)
+
+
 #: Each broken plugin, the contract that must catch it, and words its diagnosis must contain.
 ZOO: dict[type[dpplug.Mechanism], tuple[str, str]] = {
     SelectsOneUnitAhead: ("exact-privacy", "it does not do what it declares: select()"),
     CoreOnlyFastSample: ("exact-privacy", "it does not do what it declares: sample()"),
-    SplitsForAddRemoveOnly: ("exact-privacy", "below the composition of 2"),
+    SplitsForAddRemoveOnly: ("exact-privacy", "below the composition of"),
     IgnoresContributionBound: ("exact-privacy", "max_partitions_contributed=2"),
     ReversesCallersRows: ("hygiene", "changed the caller's data"),
     NoiseInInsertionOrder: ("hygiene", "another insertion order"),
     LocalGenerator: ("hygiene", "comes from somewhere other than the RandomSource"),
-    OverclaimsRareTails: ("accuracy", "too many for β = 1/1000"),
+    OverclaimsRareTails: ("accuracy", "β = 1/1000"),
     FloatLaplace: ("hygiene", "not integers"),
     RenormalisedGeometric: ("exact-privacy", "it does not do what it declares: F(0"),
     CappedFastSample: ("exact-privacy", "likelihood ratio 1593763/346624"),
@@ -526,6 +654,12 @@ ZOO: dict[type[dpplug.Mechanism], tuple[str, str]] = {
     HashRotation: ("hygiene", "differs between processes: hash seed, import-time state"),
     HashReflection: ("hygiene", "differs between processes: hash seed, import-time state"),
     HashOrderHistogram: ("hygiene", "differs between processes: hash seed, import-time state"),
+    MidEpsilonGuarantee: ("exact-privacy", "likelihood ratio"),
+    OverclaimsMidBeta: ("accuracy", "> β = 1/50 (exact)"),
+    OverclaimsLargeEpsilonThreshold: ("accuracy", "units dropped] has probability"),
+    KeepsOneUnitTooOften: ("exact-privacy", "it does not do what it declares: select() at 1 units"),
+    PreThresholdForgetsL0: ("exact-privacy", "is below the composition of"),
+    IgnoresContributionsPerPartition: ("exact-privacy", "(ℓ∞ = 3: one unit may add"),
 }
 
 
