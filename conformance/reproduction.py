@@ -126,7 +126,8 @@ def _of(distribution: str) -> Callable[[metadata.EntryPoint], bool]:
 
 class Unavailable(Exception):
     """The second process cannot load the plugin (a plugin object registered at run time that is
-    not an importable module)."""
+    not an importable module; a module that registers the mechanism only when called, not when
+    imported, is answered the same way per name)."""
 
 
 def _registry(source: Source) -> Registry:
@@ -168,6 +169,11 @@ def _answers(request: dict[str, Any]) -> dict[str, dict[str, Any]]:
         return {name: {"unavailable": str(exc)} for name in request["names"]}
     answers: dict[str, dict[str, Any]] = {}
     for name in request["names"]:
+        if name not in registry:  # registered at run time, not by importing its module
+            answers[name] = {
+                "unavailable": f"importing {source.plugin!r} does not register {name!r}"
+            }
+            continue
         try:
             answers[name] = {"rows": seeded_outputs(registry.get(name), request["seed"])}
         except BaseException as exc:  # whatever the plugin raises there is the answer
