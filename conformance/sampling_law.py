@@ -69,7 +69,7 @@ def _size(probe: Probe, settings: Settings) -> int:
 
 def check(entry: Entry, settings: Settings) -> ContractResult:
     try:
-        tests = [(p, value, p.law(value)) for p in probes(entry) for value in p.inputs]
+        tests = [(p, value, p.law(value)) for p in probes(entry) for value in p.law_inputs]
     except NotSupported as exc:
         raise NotSupported(f"no exact law to test against: {exc}") from None
     alpha = settings.false_alarm / max(1, len(tests))

@@ -135,6 +135,12 @@ class Probe(ABC):
         """Inputs sampled by the statistical contracts: both ends and an informative middle."""
 
     @property
+    def law_inputs(self) -> tuple[int, ...]:
+        """The inputs whose real draws the sampling-law contract tests against the exact law:
+        all of :attr:`inputs` unless a probe says why fewer suffice."""
+        return self.inputs
+
+    @property
     @abstractmethod
     def pairs(self) -> tuple[tuple[int, int], ...]:
         """Neighbouring inputs for the audit."""

@@ -204,6 +204,15 @@ class ReleaserProbe(Probe):
         return tuple(sorted({0, self.releaser.n // 2}))
 
     @property
+    def law_inputs(self) -> tuple[int, ...]:
+        """The middle dataset only. A release law is computed from the releaser's own code
+        (:mod:`dpplug.release_law`, compared on every small dataset by exact-privacy), so the
+        sampling law checks what is left, that real draws follow the laws the enumeration
+        gives the same code's draws; the middle dataset (both watched bins nonempty, the other
+        labels empty) takes every kind of draw, and each release costs a call."""
+        return (self._middle,)
+
+    @property
     def pairs(self) -> tuple[tuple[int, int], ...]:
         """k = 0 and 1: a row moves from x₁ into the empty bin x₀, so both released counts
         change and, in a sparse release, a bin may appear."""
