@@ -19,9 +19,8 @@ from typing import Any
 from gmpy2 import mpq
 from scipy.stats import binom
 
-from dpplug.conformance.generated import exhaustive
 from dpplug.conformance.power import detectable_factor, trials_for
-from dpplug.conformance.probes import generated_probes, probes
+from dpplug.conformance.probes import exhaustive, generated_probes, probes
 from dpplug.conformance.probes.base import ExactClaim, Probe, SampledClaim
 from dpplug.conformance.results import ContractResult, Outcome
 from dpplug.conformance.settings import Settings

@@ -20,8 +20,9 @@ of cases are derived from the schema, each covered whatever the run's seed:
 Each such case is tried on the declared cases in a seeded rotation, and the first the plugin
 accepts that is small enough for the exact checks
 (:meth:`~dpplug.conformance.probes.base.Probe.small`) is kept, built only when asked for. Every
-case is kept for samplers and selectors (at most :data:`MAX_GENERATED`); releasers, whose
-release laws are costly to enumerate, keep a seeded choice of :data:`MAX_GENERATED_OTHERS`.
+case is kept for a probe marked ``exhaustive`` (samplers, selectors; at most
+:data:`MAX_GENERATED`); releasers, whose release laws are costly to enumerate, keep a seeded
+choice of :data:`MAX_GENERATED_OTHERS`.
 """
 
 from __future__ import annotations
@@ -38,13 +39,10 @@ from dpplug.errors import DpplugError
 from dpplug.params import Param
 from dpplug.plugin_registry import Entry
 
-#: Kinds whose generated cases are cheap to check exactly (samplers, selectors): they keep up to
-#: :data:`MAX_GENERATED` cases, every group (the built-ins need fewer), and their exact accuracy
-#: claims are checked on them too.
-EXHAUSTIVE_KINDS = frozenset({"sampler", "partition-selector"})
-#: The most generated cases per plugin of an exhaustive kind.
+#: The most generated cases per plugin whose probe is exhaustive (``Probe.exhaustive``: samplers,
+#: selectors, cheap to check exactly): every group (the built-ins need fewer).
 MAX_GENERATED = 48
-#: The most generated cases per plugin of another kind (releasers, whose release laws are costly
+#: The most generated cases per plugin of another probe (releasers, whose release laws are costly
 #: to enumerate): a seeded choice of the groups.
 MAX_GENERATED_OTHERS = 12
 #: Rationals tried for rational parameters (those the parameter's range allows).
@@ -158,11 +156,6 @@ def pairwise_settings(options: dict[str, list[object]]) -> list[dict[str, object
     return settings
 
 
-def exhaustive(entry: Entry) -> bool:
-    """Whether the plugin's kind keeps every group of generated cases (:data:`EXHAUSTIVE_KINDS`)."""
-    return entry.kind.name in EXHAUSTIVE_KINDS
-
-
 def candidate_groups(entry: Entry, seed: int) -> list[list[Case]]:
     """The cases to cover (see the module docstring), each as the declared cases it may be made
     from, in a seeded rotation."""
@@ -186,16 +179,18 @@ def candidate_groups(entry: Entry, seed: int) -> list[list[Case]]:
     return groups
 
 
-def generated_cases(entry: Entry, seed: int, build: Callable[[Case, Any], T | None]) -> list[T]:
+def generated_cases(
+    entry: Entry, seed: int, build: Callable[[Case, Any], T | None], exhaustive: bool
+) -> list[T]:
     """What *build* makes of one case per group of :func:`candidate_groups`: of a group's cases,
     the first the plugin accepts and *build* does not refuse (None: too large for the checks),
     each built only when asked for; a group with a case already kept or declared is covered;
-    at most :data:`MAX_GENERATED` (:data:`MAX_GENERATED_OTHERS` for a kind not in
-    :data:`EXHAUSTIVE_KINDS`), a seeded choice of the groups if there are more."""
+    at most :data:`MAX_GENERATED` (:data:`MAX_GENERATED_OTHERS` unless *exhaustive*), a seeded
+    choice of the groups if there are more."""
     kept = [_normal(case, entry) for case in entry.cls.conformance_cases]
     refused: list[Case] = []
     found: list[T] = []
-    most = MAX_GENERATED if exhaustive(entry) else MAX_GENERATED_OTHERS
+    most = MAX_GENERATED if exhaustive else MAX_GENERATED_OTHERS
     groups = candidate_groups(entry, seed)
     if len(groups) > most:  # more than can be kept: a seeded choice
         random.Random(seed).shuffle(groups)

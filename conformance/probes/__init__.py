@@ -30,6 +30,12 @@ PROBES: dict[str, type[Probe]] = {
 }
 
 
+def exhaustive(entry: Entry) -> bool:
+    """Whether every generated case of the plugin is kept and takes the exact accuracy claims
+    (:attr:`Probe.exhaustive` of its kind's probe)."""
+    return _probe_class(entry).exhaustive
+
+
 def _probe_class(entry: Entry) -> type[Probe]:
     probe = PROBES.get(entry.kind.name)
     if probe is None:
@@ -61,6 +67,6 @@ def generated_probes(entry: Entry, settings: Settings) -> list[Probe]:
         candidate = probe(mechanism, params)
         return candidate if candidate.small(settings) else None
 
-    found = generated_cases(entry, settings.seed, small)
+    found = generated_cases(entry, settings.seed, small, probe.exhaustive)
     _GENERATED[(entry.cls, settings)] = (entry, found)
     return found

@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from fractions import Fraction
 from functools import partial
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 import numpy.typing as npt
@@ -117,6 +117,9 @@ class Probe(ABC):
 
     mechanism: Mechanism
     params: dict[str, Any]
+    #: Whether this kind's exact checks are cheap enough to keep every generated case
+    #: (:mod:`..generated`) and to check the exact accuracy claims on them too.
+    exhaustive: ClassVar[bool] = False
 
     @property
     def where(self) -> str:

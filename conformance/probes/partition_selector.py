@@ -138,6 +138,8 @@ def _gaussian_failures(
 class SelectorProbe(Probe):
     """A partition selector: one partition's unit count in, what it releases out."""
 
+    exhaustive = True
+
     @property
     def selector(self) -> PartitionSelector:
         return cast(PartitionSelector, self.mechanism)

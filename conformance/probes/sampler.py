@@ -169,6 +169,8 @@ def _tail(pmf: Pmf, count: int, a: int) -> Any:
 class SamplerProbe(Probe):
     """A counting-query sampler: counts in, noisy counts out."""
 
+    exhaustive = True
+
     @property
     def sampler(self) -> CountingQuerySampler:
         return cast(CountingQuerySampler, self.mechanism)
