@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import warnings
 from collections.abc import Sequence
 from fractions import Fraction
 from importlib import metadata
@@ -22,7 +23,7 @@ from rich.console import Console
 from rich.table import Table
 
 from dpplug.data import integer_scalar
-from dpplug.errors import BadParameter, DpplugError
+from dpplug.errors import AccuracyWarning, BadParameter, DpplugError
 from dpplug.kinds import KINDS, CountingQuerySampler
 from dpplug.levels import recorded_level
 from dpplug.mechanism import Mechanism
@@ -54,11 +55,19 @@ def _params(pairs: Sequence[str]) -> dict[str, object]:
 
 
 def _example(entry: Entry, params: dict[str, object]) -> Mechanism | None:
-    """An instance for display: with *params*, else the first conformance case, else None."""
+    """An instance for display: with *params*, else the first conformance case, else None.
+
+    A conformance case is the suite's tiny input, not the user's: accuracy warnings about it
+    (for example, that its n is too small for any bin to be reliably released) say nothing
+    about the user's use and are not shown; with the user's *params* they are."""
     if params:
         return entry.create(**params)
     cases = entry.cls.conformance_cases
-    return entry.create(**cases[0]) if cases else None
+    if not cases:
+        return None
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", AccuracyWarning)
+        return entry.create(**cases[0])
 
 
 def _listing(reg: Registry) -> list[dict[str, Any]]:
@@ -283,11 +292,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``dpplug`` command; returns the exit status."""
     args = _parser().parse_args(argv)
     try:
-        status = args.run(args, Console())
+        with warnings.catch_warnings():
+            warnings.showwarning = _show_warning
+            status = args.run(args, Console())
     except DpplugError as exc:
         print(f"dpplug: error: {exc}", file=sys.stderr)
         return 2
     return int(status or 0)
+
+
+def _show_warning(
+    message: Warning | str, category: type[Warning], *_: object, **__: object
+) -> None:
+    """A warning as one line on stderr, like errors: dpplug's own by their text, others (from a
+    plugin or a library) with their category."""
+    prefix = "" if issubclass(category, AccuracyWarning) else f"{category.__name__}: "
+    print(f"dpplug: warning: {prefix}{message}", file=sys.stderr)
 
 
 if __name__ == "__main__":

@@ -44,6 +44,23 @@ def test_list_table_groups_by_kind_and_fits_80_columns(
     assert "ε, δ; add-remove" in row
 
 
+def test_listing_shows_no_warning_about_the_suites_own_tiny_cases(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """``list`` and ``describe`` show built-ins by their first conformance case, whose tiny n
+    makes pure-sparse warn; that warning is about the suite's input, not the user's, so it is
+    not shown; the user's own parameters still warn."""
+    for argv in (("list",), ("describe", "pure-sparse-histogram")):
+        status, _, err = run(capsys, *argv)
+        assert status == 0 and err == ""
+    user = ("--param", "n=2", "--param", "epsilon=1", "--param", "universe=range:0:7")
+    status, _, err = run(capsys, "describe", "pure-sparse-histogram", *user)
+    assert status == 0
+    (line,) = err.splitlines()  # one line, like errors, with no source location
+    assert line.startswith("dpplug: warning: pure-sparse-histogram with n = 2")
+    assert "no bin is reliably released" in line
+
+
 def test_describe_shows_parameters_guarantee_and_reference(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
