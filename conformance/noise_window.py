@@ -165,7 +165,8 @@ def cell_of(
     key: Callable[[Any], Hashable],
 ) -> Cell:
     """The cell of a recorded transcript (the rule :func:`window_law` enumerates by)."""
-    p, prefix = mpq(1), ()
+    p: Any = mpq(1)
+    prefix: tuple[Any, ...] = ()
     for draw, outcome in transcript:
         q = probability(replays, _noise(draw), tuple(outcome))
         if p * q < threshold:

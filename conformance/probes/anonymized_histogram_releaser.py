@@ -7,20 +7,26 @@ integer: the released total (capped at 15), then φ₁…φ₄ of the release (e
 whether it has a count above 4, so that the audit's events "= code" are exact small outputs and
 "≥ code" events are about the total first.
 
-Exact privacy (:meth:`AnonymizedProbe.exact_privacy`): for a mechanism whose ``program`` makes
-one :class:`~dpplug.program.Noise` request (the release is a function of one noisy vector), every
-pair of neighbouring histograms of at most :data:`EXACT_ITEMS` items is compared exactly: both
-requests must use the same sampler on vectors of the same length, and the likelihood ratio of
-the noisy vectors is the product over coordinates of the sampler's exact pmf ratios
-(:mod:`~dpplug.conformance.divergence`, geometric tails summed in closed form). Mechanisms whose
-later noise requests depend on earlier noisy values (PrivHist's blocks) cannot be enumerated
-this way and are left to the audit.
+Exact privacy (:meth:`AnonymizedProbe.exact_privacy`): every pair of neighbouring histograms of
+at most :data:`EXACT_ITEMS` items is compared by the coupled likelihood ratio of the noise
+transcripts of the mechanism's ``program`` (:mod:`~dpplug.conformance.noise_window`): each
+request's exact ratio over all its outcomes (geometric tails in closed form), multiplied along
+the enumerated histories, the outputs equal at the leaves. For a one-request program (the
+sorted histogram) this is the whole law; for an adaptive one (PrivHist's blocks) the histories
+are a window and the mechanism's docstring proves the rest (each pair replays the program
+along every enumerated history, so only the declared cases are checked).
 
 Before that (:meth:`AnonymizedProbe.implementation_check`), the code is held to its program:
 releases of the chain's histograms must be the program's outputs for the same seeded draws, so
 a plugin cannot pass the exact check on a declared program and release something else.
 Generated cases (:mod:`~dpplug.conformance.generated`) are kept when e^ε is at least
 :data:`MIN_SMALL_EXP_EPSILON` and the mechanism takes every histogram the checks use.
+
+Sampling law (:meth:`AnonymizedProbe.law`, :meth:`AnonymizedProbe.law_draw`): real releases of
+the empty histogram, in the declared case with the least noise, each put in a cell by the noise
+transcript it recorded: its output's code when the transcript is in the window of probability
+≥ :data:`WINDOW`, else one of the cells of transcripts leaving the window, all of exact
+probability.
 
 Accuracy follows the mechanism's ``accuracy_scope``: the released total against n, or the
 released counts rank by rank (per query for the first ranks, and all ranks at once). Hygiene
