@@ -63,7 +63,9 @@ class Replays:
     """A program's next request (or output) after each prefix of outcomes, replayed once per
     prefix and remembered, and the sampler laws, computed once per (sampler, count)."""
 
-    def __init__(self, program: Callable[[], Program[Any]], laws: dict[Any, Pmf]) -> None:
+    def __init__(self, program: Callable[[], Program[Any]], laws: dict[Any, Any]) -> None:
+        """*laws*: the sampler laws and their ratios computed so far, shared between the
+        programs of one mechanism."""
         self.program, self._laws = program, laws
         self._steps: dict[tuple[Any, ...], tuple[Noise | None, Any]] = {}
 
@@ -87,6 +89,15 @@ class Replays:
         key = (id(draw.sampler), count)
         if key not in self._laws:
             self._laws[key] = draw.sampler.pmf(count)
+        law: Pmf = self._laws[key]
+        return law
+
+    def ratio(self, draw: Noise, count: int, other: int) -> Any:
+        """The largest likelihood ratio of the sampler's laws at two counts (``None``:
+        infinite)."""
+        key = (id(draw.sampler), count, other)
+        if key not in self._laws:
+            self._laws[key] = max_likelihood_ratio(self.law(draw, count), self.law(draw, other))
         return self._laws[key]
 
 
@@ -228,7 +239,7 @@ def _request_ratio(replays: Replays, draw: Noise, other: Noise, shift: tuple[int
     ratio: Any = mpq(1)
     for c, d, s in zip(draw.counts, other.counts, shift, strict=True):
         if int(c) != int(d) - s:
-            single = max_likelihood_ratio(replays.law(draw, c), replays.law(other, int(d) - s))
+            single = replays.ratio(draw, int(c), int(d) - s)
             if single is None:
                 return None
             ratio *= single

@@ -223,7 +223,7 @@ class AnonymizedProbe(Probe):
             raise NotSupported(
                 f"{self.releaser.name} has no program(prevalences) of noise requests to compare"
             )
-        laws: dict[Any, Pmf] = self.__dict__.setdefault("_laws", {})
+        laws: dict[Any, Any] = self.__dict__.setdefault("_laws", {})
         known: dict[tuple[int, ...], Replays] = self.__dict__.setdefault("_programs", {})
         if counts not in known:
             known[counts] = Replays(partial(program, prevalences_of(counts)), laws)
