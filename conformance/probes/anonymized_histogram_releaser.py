@@ -125,6 +125,14 @@ def neighbours(counts: tuple[int, ...]) -> list[tuple[int, ...]]:
     return sorted(found)
 
 
+def _neighbouring_pairs() -> Iterator[tuple[tuple[int, ...], tuple[int, ...]]]:
+    """Every neighbouring pair of histograms with at most :data:`EXACT_ITEMS` items, once."""
+    for n in range(EXACT_ITEMS):
+        for counts in partitions(n):
+            for other in neighbours(counts):
+                yield counts, other
+
+
 def prevalences_of(counts: tuple[int, ...]) -> Prevalences:
     return Prevalences.of_counts(counts)
 
@@ -245,16 +253,14 @@ class AnonymizedProbe(Probe):
         worst: Any = mpq(1)
         worst_pair = ""
         pairs = 0
-        for n in range(EXACT_ITEMS):
-            for counts in partitions(n):
-                for other in neighbours(counts):
-                    pairs += 1
-                    first, second = self._replays(counts), self._replays(other)
-                    ratio = coupled_ratio(first, second, bound, _same_release)
-                    if ratio is None or ratio > worst:
-                        worst, worst_pair = ratio, f"{_shown(counts)} and {_shown(other)}"
-                    if ratio is None:
-                        break
+        for counts, other in _neighbouring_pairs():
+            pairs += 1
+            first, second = self._replays(counts), self._replays(other)
+            ratio = coupled_ratio(first, second, bound, _same_release)
+            if ratio is None or ratio > worst:
+                worst, worst_pair = ratio, f"{_shown(counts)} and {_shown(other)}"
+            if ratio is None:
+                break
         where = f"{pairs} neighbouring pairs of histograms with at most {EXACT_ITEMS} items"
         if adaptive:
             where += (

@@ -103,6 +103,20 @@ class SharperMovePrivHist(PrivHist):
             return stop.value
 
 
+class LeakyBranchPrivHist(PrivHist):
+    """When the noisy total N is exactly 1, releases whether the data has a count of 1 instead
+    of its noisy histogram: one branch that post-processes the data, not the noise. The
+    coupled check finds neighbours whose paired transcripts give different outputs."""
+
+    name = "zoo-leaky-branch-privhist"
+
+    def program(self, prevalences: Prevalences) -> Any:
+        release = yield from super().program(prevalences)
+        if release.total != 1:
+            return release
+        return self.histogram({1: 1} if dict(prevalences.pairs).get(1) else {}, 1)
+
+
 class UncheckedPrevalences(PrivHist):
     """Takes prevalences without validating them (a negative φ_r goes into the noise)."""
 
@@ -143,6 +157,7 @@ ZOO: dict[type[dpplug.Mechanism], tuple[str, str]] = {
     GlobalRandomSortedHistogram: ("hygiene", "randomness comes from somewhere other than"),
     ExactTotalPrivHist: ("audit", "more than the declared ε"),
     SharperMovePrivHist: ("exact-privacy", "exceeds e^ε"),
+    LeakyBranchPrivHist: ("exact-privacy", "likelihood ratio ∞ for {} and {1}"),
     UncheckedPrevalences: ("bad-input", "release_prevalences("),
     ReleasesBesideItsProgram: ("exact-privacy", "it does not do what it declares: release()"),
     SortsCallersRows: ("hygiene", "changed the caller's data"),
