@@ -316,8 +316,8 @@ class AnonymizedProbe(Probe):
 
     def law(self, value: int) -> Pmf:
         """The exact law of the cells of :meth:`law_draw` (:func:`..noise_window.window_law`:
-        the outputs of the transcripts of probability ≥ :data:`WINDOW`, and one cell per node
-        where a transcript leaves the window)."""
+        the outputs of the transcripts of probability ≥ :data:`WINDOW`, and the cells of the
+        transcripts leaving the window, by depth and first outcome)."""
         return self._window(value)[2]
 
     def law_draw(self, value: int, size: int, source: RandomSource) -> npt.NDArray[Any]:
