@@ -70,7 +70,7 @@ M and q, public, use MPFR. Accuracy: the released total, |N − n| ≤ the ε₁
 
 from __future__ import annotations
 
-from functools import partial
+from functools import lru_cache, partial
 from typing import Any
 
 import gmpy2
@@ -176,9 +176,7 @@ class PrivHist(AnonymizedHistogramReleaser):
 
     def fake_counts(self, total: int) -> int:
         """M = ⌈2·ln(N + 1)/ε̃₂⌉ ≥ 1 (see the module docstring)."""
-        with gmpy2.context(precision=_PUBLIC_PRECISION):
-            eps2 = gmpy2.log(mpfr(self.split_sampler.guarantee.exp_epsilon))
-            return max(1, int(gmpy2.ceil(2 * gmpy2.log(mpfr(total + 1)) / eps2)))
+        return _fake_counts(self.split_sampler.guarantee.exp_epsilon, total)
 
     def boundaries(self, total: int, split: int, large: list[int]) -> np.ndarray[Any, Any]:
         """S of H2: 1…T, the grid from T to T′, the noisy large counts ≥ T′, and 2N; at most
@@ -234,6 +232,15 @@ class PrivHist(AnonymizedHistogramReleaser):
         ]
         combined = add_counts(pairs_of_cumulative(cumulative), (max(x, t) for x in large))
         return remove_closest(remove_closest(combined, t + 1, m), t, m)
+
+
+@lru_cache(maxsize=1024)
+def _fake_counts(exp_epsilon2: Any, total: int) -> int:
+    """M for ε̃₂ = ln(*exp_epsilon2*) and N = *total*, in 64-bit MPFR; remembered for the last
+    1024 (e^ε̃₂, N): small histograms see the same few N again and again."""
+    with gmpy2.context(precision=_PUBLIC_PRECISION):
+        eps2 = gmpy2.log(mpfr(exp_epsilon2))
+        return max(1, int(gmpy2.ceil(2 * gmpy2.log(mpfr(total + 1)) / eps2)))
 
 
 def _capped(pairs: tuple[tuple[int, int], ...], cap: int) -> list[tuple[int, int]]:
