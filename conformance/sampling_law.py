@@ -76,7 +76,7 @@ def check(entry: Entry, settings: Settings) -> ContractResult:
     plot: dict[str, Any] = {}
     worst_p, powered = 1.0, 0
     for i, (probe, value, law) in enumerate(tests):
-        samples = probe.draw(value, _size(probe, settings), SeededSource(settings.seed + i))
+        samples = probe.law_draw(value, _size(probe, settings), SeededSource(settings.seed + i))
         fit = chi_square_gof(samples, law, false_alarm=alpha)
         where = f"{probe.where}, input {probe.show_input(value)}"
         if fit.rejected:

@@ -14,16 +14,20 @@ from __future__ import annotations
 
 import math
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Generator, Hashable, Mapping, Sequence
+from collections.abc import Callable, Generator, Hashable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from itertools import product
 from numbers import Integral
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from gmpy2 import mpq
 
 from dpplug.errors import NotSupported
-from dpplug.kinds.sampler import CountingQuerySampler
 from dpplug.randomness import RandomSource
+
+if TYPE_CHECKING:  # the kinds import the release laws, which import this module
+    from dpplug.kinds.sampler import CountingQuerySampler
 
 T = TypeVar("T")
 Program = Generator["Draw", Any, T]
@@ -361,13 +365,35 @@ class Cell:
         raise _Misuse("a drawn value used as an index")
 
 
+#: The transcript :func:`run` appends to inside :func:`recording` (``None`` outside).
+_TRANSCRIPT: ContextVar[list[tuple[Draw, Any]] | None] = ContextVar("transcript", default=None)
+
+
+@contextmanager
+def recording() -> Iterator[list[tuple[Draw, Any]]]:
+    """The (draw, outcome) pairs that every :func:`run` inside the block answers, in order: a
+    release that samples through its program reveals the noise it drew (the sampling-law
+    contract classifies real releases by it, docs/conformance.md)."""
+    transcript: list[tuple[Draw, Any]] = []
+    token = _TRANSCRIPT.set(transcript)
+    try:
+        yield transcript
+    finally:
+        _TRANSCRIPT.reset(token)
+
+
 def run(program: Callable[[], Program[T]], source: RandomSource) -> T:
-    """The program's output, with every draw answered from *source*."""
+    """The program's output, with every draw answered from *source* (and recorded inside
+    :func:`recording`)."""
+    transcript = _TRANSCRIPT.get()
     generator = program()
     try:
         draw = next(generator)
         while True:
-            draw = generator.send(draw.sample(source))
+            outcome = draw.sample(source)
+            if transcript is not None:
+                transcript.append((draw, outcome))
+            draw = generator.send(outcome)
     except StopIteration as stop:
         return stop.value  # type: ignore[no-any-return]
 

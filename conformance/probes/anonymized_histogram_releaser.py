@@ -7,20 +7,26 @@ integer: the released total (capped at 15), then φ₁…φ₄ of the release (e
 whether it has a count above 4, so that the audit's events "= code" are exact small outputs and
 "≥ code" events are about the total first.
 
-Exact privacy (:meth:`AnonymizedProbe.exact_privacy`): for a mechanism whose ``program`` makes
-one :class:`~dpplug.program.Noise` request (the release is a function of one noisy vector), every
-pair of neighbouring histograms of at most :data:`EXACT_ITEMS` items is compared exactly: both
-requests must use the same sampler on vectors of the same length, and the likelihood ratio of
-the noisy vectors is the product over coordinates of the sampler's exact pmf ratios
-(:mod:`~dpplug.conformance.divergence`, geometric tails summed in closed form). Mechanisms whose
-later noise requests depend on earlier noisy values (PrivHist's blocks) cannot be enumerated
-this way and are left to the audit.
+Exact privacy (:meth:`AnonymizedProbe.exact_privacy`): every pair of neighbouring histograms of
+at most :data:`EXACT_ITEMS` items is compared by the coupled likelihood ratio of the noise
+transcripts of the mechanism's ``program`` (:mod:`~dpplug.conformance.noise_window`): each
+request's exact ratio over all its outcomes (geometric tails in closed form), multiplied along
+the enumerated histories, the outputs equal at the leaves. For a one-request program (the
+sorted histogram) this is the whole law; for an adaptive one (PrivHist's blocks) the histories
+are a window and the mechanism's docstring proves the rest (each pair replays the program
+along every enumerated history, so only the declared cases are checked).
 
 Before that (:meth:`AnonymizedProbe.implementation_check`), the code is held to its program:
 releases of the chain's histograms must be the program's outputs for the same seeded draws, so
 a plugin cannot pass the exact check on a declared program and release something else.
 Generated cases (:mod:`~dpplug.conformance.generated`) are kept when e^ε is at least
 :data:`MIN_SMALL_EXP_EPSILON` and the mechanism takes every histogram the checks use.
+
+Sampling law (:meth:`AnonymizedProbe.law`, :meth:`AnonymizedProbe.law_draw`): real releases of
+the empty histogram, in the declared case with the least noise, each put in a cell by the noise
+transcript it recorded: its output's code when the transcript is in the window of probability
+≥ :data:`WINDOW`, else one of the cells of transcripts leaving the window, all of exact
+probability.
 
 Accuracy follows the mechanism's ``accuracy_scope``: the released total against n, or the
 released counts rank by rank (per query for the first ranks, and all ranks at once). Hygiene
@@ -42,7 +48,15 @@ from gmpy2 import mpq
 from hypothesis import strategies as st
 
 from dpplug.anonymized import AnonymizedHistogram
-from dpplug.conformance.divergence import exact_text, max_likelihood_ratio
+from dpplug.conformance.divergence import exact_text
+from dpplug.conformance.noise_window import (
+    RADIUS,
+    Cell,
+    Replays,
+    cell_of,
+    coupled_ratio,
+    window_law,
+)
 from dpplug.conformance.probes.base import (
     BETAS,
     LARGE,
@@ -61,7 +75,7 @@ from dpplug.conformance.settings import Settings
 from dpplug.errors import DpplugError, NotSupported
 from dpplug.kinds import AccuracyScope, AnonymizedHistogramReleaser, Prevalences
 from dpplug.pmf import Pmf
-from dpplug.program import Noise, run
+from dpplug.program import recording, run
 from dpplug.randomness import RandomSource, SeededSource
 
 #: Sorted counts of the probed histograms; consecutive entries are neighbours.
@@ -83,6 +97,10 @@ MIN_SMALL_EXP_EPSILON = mpq(5, 4)
 #: Seeds at which the implementation check compares a release with its program's output.
 IMPLEMENTATION_SEEDS = 4
 _CAPS = (15, 7)  # the total, and each of φ₁…φ₄, in the output code
+#: The sampling law's window: the noise transcripts of at least this probability.
+WINDOW = mpq(1, 20_000)
+#: The codes of the cells of transcripts leaving the window start here (above every output's).
+LEFT_CODES = 16 * 2 * 8**4
 
 
 def partitions(n: int, largest: int | None = None) -> Iterator[tuple[int, ...]]:
@@ -105,6 +123,14 @@ def neighbours(counts: tuple[int, ...]) -> list[tuple[int, ...]]:
     }
     found.add((*counts, 1))
     return sorted(found)
+
+
+def _neighbouring_pairs() -> Iterator[tuple[tuple[int, ...], tuple[int, ...]]]:
+    """Every neighbouring pair of histograms with at most :data:`EXACT_ITEMS` items, once."""
+    for n in range(EXACT_ITEMS):
+        for counts in partitions(n):
+            for other in neighbours(counts):
+                yield counts, other
 
 
 def prevalences_of(counts: tuple[int, ...]) -> Prevalences:
@@ -139,11 +165,6 @@ class AnonymizedProbe(Probe):
         prevalences = prevalences_of(CHAIN[value]).as_dict()
         releases = [self.releaser.release_prevalences(prevalences, source) for _ in range(size)]
         return np.array([code(r) for r in releases], dtype=np.int64)
-
-    def law(self, value: int) -> Pmf:
-        raise NotSupported(
-            f"{self.releaser.name}'s output law has unbounded noise and is not enumerated"
-        )
 
     def show_input(self, value: int) -> str:
         return _shown(CHAIN[value])
@@ -202,29 +223,50 @@ class AnonymizedProbe(Probe):
         )
         return PrivacyCheck((), summary)
 
-    def exact_privacy(self, settings: Settings) -> PrivacyCheck:
+    def _replays(self, counts: tuple[int, ...]) -> Replays:
+        """The releaser's program on *counts*, replayed by prefix, one per histogram (shared
+        by the pairs it is in, and with the sampler laws shared by all)."""
         program = getattr(self.releaser, "program", None)
         if not callable(program):
             raise NotSupported(
                 f"{self.releaser.name} has no program(prevalences) of noise requests to compare"
             )
+        laws: dict[Any, Any] = self.__dict__.setdefault("_laws", {})
+        known: dict[tuple[int, ...], Replays] = self.__dict__.setdefault("_programs", {})
+        if counts not in known:
+            known[counts] = Replays(partial(program, prevalences_of(counts)), laws)
+        return known[counts]
+
+    def exact_privacy(self, settings: Settings) -> PrivacyCheck:
+        """Every neighbouring pair of histograms of at most :data:`EXACT_ITEMS` items, by the
+        coupled likelihood ratio of their noise transcripts (:mod:`..noise_window`). A program
+        that makes more than one request is checked on the declared cases only (each pair
+        replays it along every enumerated history)."""
         guarantee = self.guarantee
         if not guarantee.pure:
             raise NotSupported("the exact check compares pure guarantees only")
+        bound = guarantee.exp_epsilon
+        adaptive = self._adaptive()
+        declared = [dict(case) for case in self.releaser.conformance_cases]
+        if adaptive and self.params not in declared:
+            raise NotSupported("an adaptive program is checked on the declared cases only")
         worst: Any = mpq(1)
         worst_pair = ""
         pairs = 0
-        for n in range(EXACT_ITEMS):
-            for counts in partitions(n):
-                for other in neighbours(counts):
-                    pairs += 1
-                    ratio = self._ratio(program, counts, other)
-                    if ratio is None or ratio > worst:
-                        worst, worst_pair = ratio, f"{_shown(counts)} and {_shown(other)}"
-                    if ratio is None:
-                        break
+        for counts, other in _neighbouring_pairs():
+            pairs += 1
+            first, second = self._replays(counts), self._replays(other)
+            ratio = coupled_ratio(first, second, bound, _same_release)
+            if ratio is None or ratio > worst:
+                worst, worst_pair = ratio, f"{_shown(counts)} and {_shown(other)}"
+            if ratio is None:
+                break
         where = f"{pairs} neighbouring pairs of histograms with at most {EXACT_ITEMS} items"
-        bound = guarantee.exp_epsilon
+        if adaptive:
+            where += (
+                f" (coupled transcripts; scalar requests within {RADIUS} of their counts, "
+                "outputs equal at the leaves)"
+            )
         if worst is None or worst > bound:
             shown = "∞" if worst is None else exact_text(worst)
             failure = f"likelihood ratio {shown} for {worst_pair} exceeds e^ε = {exact_text(bound)}"
@@ -232,36 +274,65 @@ class AnonymizedProbe(Probe):
         summary = f"noise ratio {float(worst):.6g} ≤ e^ε = {float(bound):.6g} on {where}"
         return PrivacyCheck((), summary)
 
-    def _ratio(
-        self, program: Callable[[Prevalences], Any], a: tuple[int, ...], b: tuple[int, ...]
-    ) -> Any:
-        """The exact largest likelihood ratio of the one noise request of *a* and *b*."""
-        first, second = program(prevalences_of(a)), program(prevalences_of(b))
-        request, other = next(first), next(second)
-        if not (isinstance(request, Noise) and isinstance(other, Noise)):
-            raise NotSupported("the program's draws are not Noise requests")
-        for counts, draw in ((a, request), (b, other)):
-            for shift in (0, -1, 2):
-                try:
-                    fresh = program(prevalences_of(counts))
-                    next(fresh)
-                    fresh.send(tuple(c + shift for c in draw.counts))
-                except StopIteration:
-                    continue
-                raise NotSupported(
-                    "the program makes a second noise request (later noise depends on earlier "
-                    "noisy values), so its law is not enumerated; the audit checks it"
-                )
-        if request.sampler is not other.sampler or len(request.counts) != len(other.counts):
-            return None
-        ratio: Any = mpq(1)
-        for x, y in zip(request.counts, other.counts, strict=True):
-            if x != y:
-                single = max_likelihood_ratio(request.sampler.pmf(x), other.sampler.pmf(y))
-                if single is None:
-                    return None
-                ratio *= single
-        return ratio
+    def _adaptive(self) -> bool:
+        """Whether the program makes a second request on the widest checked histogram when
+        its first request comes back without noise."""
+        replays = self._replays((1,) * EXACT_ITEMS)
+        draw, _ = replays.step(())
+        if draw is None:
+            return False
+        second, _ = replays.step((tuple(int(c) for c in draw.counts),))
+        return second is not None
+
+    # The sampling law over a window of noise transcripts.
+
+    @property
+    def law_inputs(self) -> tuple[int, ...]:
+        """The empty histogram, in the declared case of the largest e^ε only (none in the
+        others). The exact check covers every small histogram in every declared case; what is
+        left is that real releases follow the law their program's noise gives, and the case
+        with the least noise puts the most of its law inside the window at the least cost per
+        release (as does the empty histogram: PrivHist's N is often 0)."""
+        plugins, name = self.releaser.registry_in_use(), self.releaser.name
+        cases = [plugins.create(name, **case) for case in self.releaser.conformance_cases]
+        largest = max(case.guarantee.exp_epsilon for case in cases)
+        first = next(case for case in cases if case.guarantee.exp_epsilon == largest)
+        return (0,) if first.params == self.releaser.params else ()
+
+    def _window(self, value: int) -> tuple[Replays, dict[Cell, int], Pmf]:
+        """The program on input *value*, its cells' codes and their exact law (cells of
+        transcripts leaving the window are coded from :data:`LEFT_CODES` on)."""
+        windows: dict[int, tuple[Replays, dict[Cell, int], Pmf]]
+        windows = self.__dict__.setdefault("_windows", {})
+        if value not in windows:
+            replays = self._replays(CHAIN[value])
+            cells = window_law(replays, WINDOW, code)
+            left = sorted(cell for cell in cells if cell[0] == "left")
+            codes = {cell: LEFT_CODES + i for i, cell in enumerate(left)}
+            codes.update({cell: cell[1] for cell in cells if cell[0] == "out"})
+            law = Pmf({codes[cell]: p for cell, p in cells.items()})
+            windows[value] = (replays, codes, law)
+        return windows[value]
+
+    def law(self, value: int) -> Pmf:
+        """The exact law of the cells of :meth:`law_draw` (:func:`..noise_window.window_law`:
+        the outputs of the transcripts of probability ≥ :data:`WINDOW`, and the cells of the
+        transcripts leaving the window, by depth and first outcome)."""
+        return self._window(value)[2]
+
+    def law_draw(self, value: int, size: int, source: RandomSource) -> npt.NDArray[Any]:
+        """Real releases of input *value*, each put in its cell by the noise transcript its
+        program recorded (:func:`dpplug.program.recording`); −1, of probability 0, for a
+        transcript the law has no cell for."""
+        replays, codes, _ = self._window(value)
+        data = prevalences_of(CHAIN[value]).as_dict()
+        found = []
+        for _ in range(size):
+            with recording() as transcript:
+                release = self.releaser.release_prevalences(data, source)
+            cell = cell_of(replays, transcript, release, WINDOW, code)
+            found.append(codes.get(cell, -1))
+        return np.array(found, dtype=np.int64)
 
     # Accuracy.
 
@@ -474,6 +545,13 @@ class AnonymizedProbe(Probe):
         if release.guarantee != self.guarantee:
             return ["the release carries a guarantee other than the mechanism's"]
         return []
+
+
+def _same_release(a: object, b: object) -> bool:
+    """Whether two outputs say the same (both releases of equal content)."""
+    if isinstance(a, AnonymizedHistogram) and isinstance(b, AnonymizedHistogram):
+        return _content(a) == _content(b)
+    return False
 
 
 def _content(release: AnonymizedHistogram) -> tuple[int, tuple[tuple[int, int], ...]]:

@@ -154,7 +154,12 @@ class Probe(ABC):
 
     @abstractmethod
     def law(self, value: int) -> Pmf:
-        """The exact law of :meth:`draw`'s outputs (``NotSupported`` if there is none)."""
+        """The exact law of :meth:`law_draw`'s outputs (``NotSupported`` if there is none)."""
+
+    def law_draw(self, value: int, size: int, source: RandomSource) -> npt.NDArray[Any]:
+        """The outputs the sampling law tests against :meth:`law`: :meth:`draw`'s unless a
+        probe classifies real outputs more finely (by the noise they recorded)."""
+        return self.draw(value, size, source)
 
     def sample_size(self, settings: Settings) -> int:
         """How many outputs the statistical contracts draw per input."""

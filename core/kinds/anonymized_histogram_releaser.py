@@ -178,8 +178,18 @@ class AnonymizedHistogramReleaser(Mechanism):
             guarantee=self.guarantee,
             accuracy=self.release_accuracy(),
             mechanism=self.name,
-            params={k: param_text(v) for k, v in self.params.items() if v is not None},
+            params=dict(self._params_text()),
         )
+
+    def _params_text(self) -> dict[str, Any]:
+        """The parameters as a release records them, written once per mechanism (each release
+        gets its own copy)."""
+        if "_release_params" not in self.__dict__:
+            self.__dict__["_release_params"] = {
+                k: param_text(v) for k, v in self.params.items() if v is not None
+            }
+        texts: dict[str, Any] = self.__dict__["_release_params"]
+        return texts
 
     @abstractmethod
     def _release(self, prevalences: Prevalences, source: RandomSource) -> AnonymizedHistogram:

@@ -25,6 +25,30 @@ Three noise blocks, composed (the guarantee is the product of their exact e^ε):
    1/(ε₃(s_i − s_{i−1})) on φ^v_{s_i+} in the paper); weighted PAVA with weights
    (s_i − s_{i−1})² (H5) and rounding (H6) give counts at the boundaries only.
 
+**Privacy, as a coupling of noise transcripts** (Thm 1's ε-DP, in the form the conformance
+suite checks, docs/conformance.md#unbounded-noise). The program's transcript is the outcomes of
+its noise requests: N' = n + Z^a, then y = φ_{T+1} + M + Z^b, then the small and large vectors
+(and, for ε ≤ 1, the X̃_i); the output is a function of N, the request-3 outcome and the
+request-4 outcome alone (y is never used but through the requests), with T, M, the cap 2N and
+the boundaries functions of N and the noisy large counts. For neighbours h, h′ (a count c
+becomes c + 1), pair every transcript of h with one of h′ request by request: the same outcomes,
+except y′ = y − 1 when c = T + 1 (the same Z^b). The pairing is a bijection, the paired
+transcripts give the same output, and each request's likelihood ratio is at most the geometric
+law's ratio at the ℓ₁ distance of the two requested vectors (shifted by the pairing), for
+every outcome: request 1, distance 1 (ratio ≤ e^{ε̃₁}); if N = 0 nothing follows. Given N:
+c + 1 ≤ T moves φ^{bs}_{(c+1)+} alone, by one (the tail sums Σ_{u≥s} φ_u are non-increasing in
+s even with a negative φ_T, so φ^{bs}_{r+} = max(0, Σ_{u=r}^{T} φ_u)); c = T moves request 2 by
+one and leaves request 3 as it is (φ_T + φ_{T+1} is unchanged, so is the split); c = T + 1
+leaves request 2 at ratio 1 (paired y′ = y − 1) and request 3's small part as it is, and its
+large part has T + 2 for one T + 1 (y ≥ 1) or is unchanged (y ≤ 0: h′'s deficit 1 − y removes
+T + 2 first, the smallest count above T + 1); c ≥ T + 2 moves one sorted large count by one
+(removing the k smallest keeps that). So block 2 costs at most e^{ε̃₂} on every transcript, and
+block 3, on the same noisy large counts (so the same boundaries), moves one X_i by one (H1's cap
+moves a count by at most one): e^{ε̃₃}. The product is the declared bound, for every
+transcript, hence for every set of outputs. The conformance suite's exact check runs this
+pairing on the program itself for every neighbouring pair of histograms with at most 6 items
+and a window of N and y.
+
 Where the paper's text is illegible the constants are chosen here; privacy depends on none of
 them (each is a function of the already released N and N^{cℓ}), utility is tested:
 
@@ -46,7 +70,7 @@ M and q, public, use MPFR. Accuracy: the released total, |N − n| ≤ the ε₁
 
 from __future__ import annotations
 
-from functools import partial
+from functools import lru_cache, partial
 from typing import Any
 
 import gmpy2
@@ -152,9 +176,7 @@ class PrivHist(AnonymizedHistogramReleaser):
 
     def fake_counts(self, total: int) -> int:
         """M = ⌈2·ln(N + 1)/ε̃₂⌉ ≥ 1 (see the module docstring)."""
-        with gmpy2.context(precision=_PUBLIC_PRECISION):
-            eps2 = gmpy2.log(mpfr(self.split_sampler.guarantee.exp_epsilon))
-            return max(1, int(gmpy2.ceil(2 * gmpy2.log(mpfr(total + 1)) / eps2)))
+        return _fake_counts(self.split_sampler.guarantee.exp_epsilon, total)
 
     def boundaries(self, total: int, split: int, large: list[int]) -> np.ndarray[Any, Any]:
         """S of H2: 1…T, the grid from T to T′, the noisy large counts ≥ T′, and 2N; at most
@@ -210,6 +232,15 @@ class PrivHist(AnonymizedHistogramReleaser):
         ]
         combined = add_counts(pairs_of_cumulative(cumulative), (max(x, t) for x in large))
         return remove_closest(remove_closest(combined, t + 1, m), t, m)
+
+
+@lru_cache(maxsize=1024)
+def _fake_counts(exp_epsilon2: Any, total: int) -> int:
+    """M for ε̃₂ = ln(*exp_epsilon2*) and N = *total*, in 64-bit MPFR; remembered for the last
+    1024 (e^ε̃₂, N): small histograms see the same few N again and again."""
+    with gmpy2.context(precision=_PUBLIC_PRECISION):
+        eps2 = gmpy2.log(mpfr(exp_epsilon2))
+        return max(1, int(gmpy2.ceil(2 * gmpy2.log(mpfr(total + 1)) / eps2)))
 
 
 def _capped(pairs: tuple[tuple[int, int], ...], cap: int) -> list[tuple[int, int]]:

@@ -7,12 +7,15 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+from gmpy2 import mpq
 
 import dpplug
 from dpplug.anonymized import AnonymizedHistogram
 from dpplug.guarantee import Accuracy, ErrorBound, Guarantee, Neighbouring, Relation
 from dpplug.kinds import Prevalences
 from dpplug.plugins.anonymized import PrivHist, SortedHistogram
+from dpplug.plugins.anonymized.sampler_choice import geometric_sampler
+from dpplug.program import Noise
 from dpplug.randomness import RandomSource
 
 
@@ -74,6 +77,46 @@ class ExactTotalPrivHist(PrivHist):
             return stop.value
 
 
+class SharperMovePrivHist(PrivHist):
+    """Draws Z^b, its second noise request (which moves counts across T | T + 1 and is never
+    released), with 6/5 of ε₂: a count crossing T | T + 1 then costs more than ε₂. The audit
+    sees only releases, in which Z^b hides behind the other noise; the coupled check sees the
+    request's ratio."""
+
+    name = "zoo-sharper-move-privhist"
+
+    def __init__(self, **params: object) -> None:
+        super().__init__(**params)
+        sharper = self.epsilons[1] * mpq(6, 5)
+        registry = self.registry_in_use()
+        self.move_sampler = geometric_sampler(self.name, self.params["sampler"], sharper, registry)
+
+    def program(self, prevalences: Prevalences) -> Any:
+        inner = super().program(prevalences)
+        draw = next(inner)
+        try:
+            draw = inner.send((yield draw))  # N, as PrivHist draws it
+            draw = inner.send((yield Noise(self.move_sampler, draw.counts)))
+            while True:
+                draw = inner.send((yield draw))
+        except StopIteration as stop:
+            return stop.value
+
+
+class LeakyBranchPrivHist(PrivHist):
+    """When the noisy total N is exactly 1, releases whether the data has a count of 1 instead
+    of its noisy histogram: one branch that post-processes the data, not the noise. The
+    coupled check finds neighbours whose paired transcripts give different outputs."""
+
+    name = "zoo-leaky-branch-privhist"
+
+    def program(self, prevalences: Prevalences) -> Any:
+        release = yield from super().program(prevalences)
+        if release.total != 1:
+            return release
+        return self.histogram({1: 1} if dict(prevalences.pairs).get(1) else {}, 1)
+
+
 class UncheckedPrevalences(PrivHist):
     """Takes prevalences without validating them (a negative φ_r goes into the noise)."""
 
@@ -113,6 +156,8 @@ ZOO: dict[type[dpplug.Mechanism], tuple[str, str]] = {
     NoUnionBoundSortedHistogram: ("accuracy", "the largest error over the ranks exceeds"),
     GlobalRandomSortedHistogram: ("hygiene", "randomness comes from somewhere other than"),
     ExactTotalPrivHist: ("audit", "more than the declared ε"),
+    SharperMovePrivHist: ("exact-privacy", "exceeds e^ε"),
+    LeakyBranchPrivHist: ("exact-privacy", "likelihood ratio ∞ for {} and {1}"),
     UncheckedPrevalences: ("bad-input", "release_prevalences("),
     ReleasesBesideItsProgram: ("exact-privacy", "it does not do what it declares: release()"),
     SortsCallersRows: ("hygiene", "changed the caller's data"),

@@ -1,7 +1,7 @@
-"""The conformance suite on anonymized-histogram releasers: the probe's exact check of
-one-request programs (tight for the sorted histogram, a stated skip for PrivHist's adaptive
-blocks), its codes, and broken releasers each caught by the contract that names their flaw
-(in the fast run, which has the smallest samples)."""
+"""The conformance suite on anonymized-histogram releasers: the probe's exact check of noise
+programs by coupled transcripts (tight for the sorted histogram and for PrivHist's adaptive
+blocks), its window law of real releases, its codes, and broken releasers each caught by the
+contract that names their flaw."""
 
 from __future__ import annotations
 
@@ -16,6 +16,7 @@ import dpplug
 from dpplug import Registry
 from dpplug.conformance.probes.anonymized_histogram_releaser import (
     CHAIN,
+    LEFT_CODES,
     AnonymizedProbe,
     code,
     neighbours,
@@ -24,6 +25,7 @@ from dpplug.conformance.results import Outcome
 from dpplug.conformance.runner import CONTRACTS, run_contract
 from dpplug.conformance.settings import Settings
 from dpplug.errors import NotSupported
+from dpplug.randomness import SeededSource
 
 ZOO = Registry.load([anonymized_zoo], entry_points=False)
 FAST = Settings(mode="fast")
@@ -42,10 +44,43 @@ def test_the_exact_check_of_the_sorted_histogram_is_tight() -> None:
     assert f"noise ratio {bound:.6g} ≤ e^ε = {bound:.6g}" in check.summary
 
 
-def test_privhist_is_left_to_the_audit_with_a_reason() -> None:
-    probe = AnonymizedProbe(dpplug.create("privhist", epsilon=1), {})
-    with pytest.raises(NotSupported, match="second noise request"):
+@pytest.mark.parametrize("epsilon", [Fraction(1, 2), 2])
+def test_the_coupled_check_of_privhist_is_tight(epsilon: Fraction) -> None:
+    mechanism = dpplug.create("privhist", epsilon=epsilon)
+    check = AnonymizedProbe(mechanism, {"epsilon": epsilon}).exact_privacy(FAST)
+    assert check.failures == ()
+    bound = float(mechanism.guarantee.exp_epsilon)
+    assert f"noise ratio {bound:.6g} ≤ e^ε = {bound:.6g}" in check.summary
+    assert "coupled transcripts" in check.summary
+
+
+def test_an_adaptive_program_is_checked_on_its_declared_cases_only() -> None:
+    probe = AnonymizedProbe(dpplug.create("privhist", epsilon=3), {"epsilon": 3})
+    with pytest.raises(NotSupported, match="declared cases only"):
         probe.exact_privacy(FAST)
+
+
+@pytest.mark.parametrize(
+    ("name", "params"),
+    [("sorted-histogram", {"epsilon": 2, "length": 8}), ("privhist", {"epsilon": 2})],
+)
+def test_real_releases_fall_in_the_cells_of_the_exact_window_law(
+    name: str, params: dict[str, Any]
+) -> None:
+    probe = AnonymizedProbe(dpplug.create(name, **params), params)
+    assert probe.law_inputs == (0,)  # the declared case with the largest e^ε
+    law = probe.law(0)
+    assert law.total() == 1 and law.bounded
+    left = [z for z in law if z >= LEFT_CODES]
+    assert left and all(law[z] > 0 for z in law)
+    cells = probe.law_draw(0, 200, SeededSource(5))
+    assert all(z in law for z in cells.tolist())
+    assert any(z >= LEFT_CODES for z in cells.tolist())  # some noise leaves the window
+
+
+def test_only_the_least_noisy_declared_case_is_tested_for_its_law() -> None:
+    probe = AnonymizedProbe(dpplug.create("privhist", epsilon=Fraction(1, 2)), {})
+    assert probe.law_inputs == ()
 
 
 @pytest.mark.parametrize(

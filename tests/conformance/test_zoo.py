@@ -48,14 +48,10 @@ def test_a_flaw_outside_the_declared_cases_is_caught_at_another_seed_too(broken:
     assert diagnosis in result.detail
 
 
-#: Contracts a built-in plugin skips, with the reason its skip must give: releasers whose
-#: release law cannot be enumerated on their conformance cases, and mechanisms whose noise has
-#: irrational probabilities (the discrete Gaussian, the query releasers), are checked by the
+#: Contracts a built-in plugin skips, with the reason its skip must give: mechanisms whose noise
+#: has irrational probabilities (the discrete Gaussian, the query releasers) are checked by the
 #: audit and the accuracy contract only.
 EXPECTED_SKIPS = {
-    ("privhist", "exact-privacy"): "makes a second noise request",
-    ("privhist", "sampling-law"): "unbounded noise and is not enumerated",
-    ("sorted-histogram", "sampling-law"): "unbounded noise and is not enumerated",
     ("discrete-gaussian", "exact-privacy"): "irrational",
     ("discrete-gaussian", "sampling-law"): "irrational",
     **{

@@ -170,3 +170,22 @@ def test_a_200_bit_draw_has_an_exact_law_in_few_pieces() -> None:
         1: mpq(1, 1 << 200),
         2: 1 - mpq(threshold + 1, 1 << 200),
     }
+
+
+def _two_draws() -> Program[int]:
+    first = yield program.Uniform(6)
+    second = yield program.Uniform(first)
+    return 10 * first + second
+
+
+def test_recording_gives_the_draws_run_answers_in_order() -> None:
+    from dpplug.randomness import SeededSource
+
+    with program.recording() as transcript:
+        output = program.run(_two_draws, SeededSource(3))
+    assert [type(draw) for draw, _ in transcript] == [program.Uniform, program.Uniform]
+    first, second = (outcome for _, outcome in transcript)
+    assert transcript[1][0].k == first
+    assert output == 10 * first + second
+    program.run(_two_draws, SeededSource(4))  # outside the block: nothing recorded
+    assert len(transcript) == 2
