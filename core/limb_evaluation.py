@@ -17,7 +17,9 @@ short enough for the same bound against the α·w-bit limbs of z, and the second
 shifted to their grid positions, add up to zᵀ·C·y exactly; one reduction mod P remains.
 
 (α, w) minimises L_c·(L_y + :data:`READ_COST`): the first product reads the L_c·(n+1) stored limbs
-once and does L_c·L_y multiply-adds per coefficient.
+once and does L_c·L_y multiply-adds per coefficient. Below :data:`HORNER_BELOW` coefficients the
+fixed cost of the products (about twenty numpy calls) exceeds Horner's rule in Python integers,
+which is used there instead.
 """
 
 from __future__ import annotations
@@ -30,6 +32,9 @@ from typing import Any, Literal
 import numpy as np
 import numpy.typing as npt
 
+#: Fewer coefficients are evaluated by Horner's rule (the two cost the same at about 500, measured
+#: with a 86-bit P).
+HORNER_BELOW = 512
 #: Integers below 2^53 are exact in IEEE double precision.
 SIGNIFICAND_BITS = 53
 #: Reading one stored limb costs about as much as this many multiply-adds (measured at n = 10^5
@@ -82,10 +87,14 @@ def limb_plan(bits: int, span: int) -> tuple[int, int]:
 
 
 class LimbEvaluator:
-    """p(x) mod P for the polynomial with *coefficients* (lowest degree first), any x ≥ 0."""
+    """p(x) mod P for the polynomial with *coefficients* (lowest degree first), any x ≥ 0: by
+    limb products (module docstring), or Horner's rule below :data:`HORNER_BELOW` coefficients."""
 
     def __init__(self, coefficients: Sequence[int], modulus: int) -> None:
         self.modulus = modulus
+        self._horner = tuple(reversed(coefficients)) if len(coefficients) < HORNER_BELOW else None
+        if self._horner is not None:
+            return
         self.columns = columns = isqrt(len(coefficients) - 1) + 1  # B
         self.rows = rows = -(-len(coefficients) // columns)  # R
         bits = modulus.bit_length()
@@ -95,6 +104,9 @@ class LimbEvaluator:
         self._coefficient_limbs = count = -(-bits // (alpha * width))  # L_c
         self._cut_coefficient = LimbCutter(alpha * width, count)
         power_limbs = -(-bits // width)  # L_y
+        digits = -(-63 // width)
+        if count * digits > MAX_TERMS:
+            raise ValueError(f"a {bits}-bit modulus needs too many limbs: at most {MAX_TERMS}")
         # Limb a of row j is row a·R + j of a (L_c·R) × B matrix, stored transposed in blocks of
         # `block` rows, one BLAS product each.
         padded = [*coefficients, *[0] * (rows * columns - len(coefficients))]
@@ -110,9 +122,6 @@ class LimbEvaluator:
         # `positions` 64-bit integers, each cut into `digits` digits of w bits.
         self._alpha, self._power_limbs = alpha, power_limbs
         self._positions = positions = alpha * (count - 1) + power_limbs
-        self._digits = digits = -(-63 // width)
-        if count * digits > MAX_TERMS:
-            raise ValueError(f"a {bits}-bit modulus needs too many limbs: at most {MAX_TERMS}")
         self._digit_shifts = np.arange(digits, dtype=np.int64)[:, None] * width
         grid = (
             np.arange(positions)[:, None, None]
@@ -123,8 +132,14 @@ class LimbEvaluator:
         self._shifts = range(0, width * (int(self._grid.max()) + 1), width)
 
     def __call__(self, x: int) -> int:
-        modulus, rows, columns = self.modulus, self.rows, self.columns
+        modulus = self.modulus
         x %= modulus
+        if self._horner is not None:
+            value = 0
+            for c in self._horner:
+                value = (value * x + c) % modulus
+            return value
+        rows, columns = self.rows, self.columns
         ys = [1] * columns
         for i in range(1, columns):
             ys[i] = ys[i - 1] * x % modulus

@@ -10,6 +10,7 @@ import random
 import pytest
 
 from dpplug.limb_evaluation import (
+    HORNER_BELOW,
     SIGNIFICAND_BITS,
     LimbCutter,
     LimbEvaluator,
@@ -30,9 +31,10 @@ def points(p: int, rng: random.Random) -> list[int]:
 
 
 @pytest.mark.parametrize("bits", [2, 31, 61, 89, 93, 128, 300, 1000])
-@pytest.mark.parametrize("size", [1, 2, 3, 4, 5, 10, 17, 100, 101, 1000])
+@pytest.mark.parametrize("size", [1, 2, 17, HORNER_BELOW - 1, HORNER_BELOW, 513, 600, 1000, 1025])
 def test_evaluation_is_horners_rule_mod_p(bits: int, size: int) -> None:
-    """Every matrix shape (square, one short row, one row, a single coefficient)."""
+    """Both paths: Horner's rule below HORNER_BELOW coefficients, and limbs for every matrix shape
+    from there (square, a short last row, one more column)."""
     rng = random.Random(bits * 1009 + size)
     p = (1 << (bits - 1)) + rng.randrange(1 << (bits - 1))
     coefficients = [rng.randrange(p) for _ in range(size)]
@@ -77,4 +79,4 @@ def test_limbs_put_the_integer_back_together(width: int, count: int) -> None:
 
 def test_a_modulus_too_large_for_64_bit_sums_is_refused() -> None:
     with pytest.raises(ValueError, match="too many limbs"):
-        LimbEvaluator([1, 2, 3], (1 << 40_000) + 1)
+        LimbEvaluator([1] * HORNER_BELOW, (1 << 40_000) + 1)
