@@ -22,11 +22,12 @@ the headlines use it. On a shared machine compare the ratios within one run.
    least-squares slope of log t against log n over n = 10^3 … 10^5, and step by step.
 
 2. **CompactHistogram evaluation** at each n of section 1, on a release of that section:
-   ``count(label)`` one label at a time (Horner's rule by rectangular splitting, then the
-   empty-bin law M₀) on ``--single-labels`` labels, and ``counts(labels)`` on ``--batch`` labels
-   at once (multipoint evaluation; 10^4 by default). Half the labels are data labels (as many
-   as there are), the rest fresh uniform labels. The first calls, which build the coefficient
-   matrix (``count``) and the flint polynomial (``counts``), are reported apart.
+   ``count(label)`` one label at a time (Horner's rule by rectangular splitting in exact
+   double-precision limbs, then the empty-bin law M₀) on ``--single-labels`` labels, and
+   ``counts(labels)`` on ``--batch`` labels at once (multipoint evaluation; 10^4 by default).
+   Half the labels are data labels (as many as there are), the rest fresh uniform labels. The
+   first calls, which build the coefficients' limb matrix (``count``) and the flint polynomial
+   (``counts``), are reported apart.
 
 3. **BasicHistogram against OpenDP** on |X| = 10^6 bins (``range:0:999999``), n = ``--basic-n``
    rows (10^6 by default) with labels uniform in the universe, given to dpplug as a mapping
@@ -320,7 +321,7 @@ def compact_evaluation(
         single = evaluation_labels(rng, labels[:n], single_labels)
         batched = evaluation_labels(rng, labels[:n], batch)
         start = time.perf_counter()
-        histogram.count(single[0])  # builds the coefficient matrix and the law's cache
+        histogram.count(single[0])  # builds the limb matrix and the law's cache
         histogram.counts(single[:1])  # builds the flint polynomial
         first = time.perf_counter() - start
         one = timed(lambda h=histogram, ls=single: [h.count(label) for label in ls], repeats)

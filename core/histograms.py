@@ -19,7 +19,6 @@ import json
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from functools import cached_property
-from math import isqrt
 from typing import TYPE_CHECKING, Any
 
 import flint
@@ -29,6 +28,7 @@ import numpy.typing as npt
 from dpplug.errors import BadData, DpplugError, UnknownMechanism
 from dpplug.exact import smallest_at_least
 from dpplug.guarantee import Accuracy, Guarantee
+from dpplug.limb_evaluation import LimbEvaluator
 from dpplug.params import params_from_text
 from dpplug.universe import Universe
 
@@ -149,10 +149,10 @@ class CompactHistogram:
     """A dense histogram stored as n + 1 field elements (Balcer & Vadhan, full version Thm 8.3).
 
     ``count(label)`` evaluates the polynomial at the label's index by rectangular splitting of
-    Horner's rule (:meth:`count`) and maps the field value u₀ − 1 to a count with
-    :class:`EmptyBinLaw`; ``counts(labels)`` evaluates many labels at once (multipoint
-    evaluation). Released nonempty bins read back exactly their noisy counts; every other label
-    reads an independent-looking draw of M₀.
+    Horner's rule in exact double-precision limbs (:meth:`count`) and maps the field value u₀ − 1
+    to a count with :class:`EmptyBinLaw`; ``counts(labels)`` evaluates many labels at once
+    (multipoint evaluation). Released nonempty bins read back exactly their noisy counts; every
+    other label reads an independent-looking draw of M₀.
 
     ``releaser`` and ``parameters`` (as text, :func:`~dpplug.params.param_text`) name the
     releaser that produced it, so that :meth:`from_bytes` rebuilds it rather than trusting what
@@ -174,13 +174,9 @@ class CompactHistogram:
         return flint.fmpz_mod_poly_ctx(self.modulus)(list(self.coefficients))
 
     @cached_property
-    def _blocks(self) -> Any:
-        """The coefficients as an integer matrix of ⌈(n+1)/B⌉ rows of B, B = ⌈√(n+1)⌉: row j
-        holds c_{jB} … c_{jB+B−1} (zero-padded)."""
-        width = isqrt(len(self.coefficients) - 1) + 1
-        rows = -(-len(self.coefficients) // width)
-        padding = [0] * (rows * width - len(self.coefficients))
-        return flint.fmpz_mat(rows, width, [*self.coefficients, *padding])
+    def _evaluator(self) -> LimbEvaluator:
+        """The coefficients' limbs for :meth:`count`, built once (:mod:`dpplug.limb_evaluation`)."""
+        return LimbEvaluator(self.coefficients, self.modulus)
 
     @cached_property
     def _law(self) -> EmptyBinLaw:
@@ -190,20 +186,12 @@ class CompactHistogram:
         """The count of *label*: p(x) at its index x, then M₀.
 
         p(x) by rectangular splitting of Horner's rule (Brent & Zimmermann, *Modern Computer
-        Arithmetic*, §4.4.3): with y = (1, x, …, x^{B−1}) mod P and the coefficient matrix C of
-        :attr:`_blocks`, p(x) = Σ_j (x^B)^j·(C·y)_j mod P. C·y is one exact integer
-        matrix–vector product (FLINT), so the n + 1 coefficients cost multiplications without
-        reductions and only about 2√n operations mod P remain
-        (docs/mechanisms.md#compact-histogram).
+        Arithmetic*, §4.4.3) with exact double-precision products of short limbs
+        (:class:`~dpplug.limb_evaluation.LimbEvaluator`): the coefficients' limbs are stored once,
+        contiguously, and one evaluation is one BLAS pass over them, about 2√n multiplications
+        mod P in Python and one reduction (docs/mechanisms.md#compact-histogram).
         """
-        x, modulus, blocks = self.universe.index(label), self.modulus, self._blocks
-        powers = [1] * blocks.ncols()
-        for i in range(1, len(powers)):
-            powers[i] = powers[i - 1] * x % modulus
-        step, value = powers[-1] * x % modulus, 0
-        for row in reversed((blocks * flint.fmpz_mat(len(powers), 1, powers)).entries()):
-            value = (value * step + int(row)) % modulus
-        return self._law.value(value + 1)
+        return self._law.value(self._evaluator(self.universe.index(label)) + 1)
 
     def counts(self, labels: Iterable[object]) -> list[int]:
         """The counts of many labels, evaluated together."""

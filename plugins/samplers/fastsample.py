@@ -24,12 +24,15 @@ privacy (n=3, ε=1/2, γ=1/10 gives a ratio of 5.09; docs/mechanisms.md#fastsamp
 
 **Cost.** F(c, z) is (z+1)·d′ below c − t and (z+1+(1/γ−1)(n+1))·d′ from min(c+t, n) on, so
 M(c, u) is found by one division there and by a binary search over at most 2t values in between,
-each comparison decided from enclosures (:mod:`dpplug.enclosure`), exactly. A sample costs the
+each comparison decided from enclosures (:mod:`dpplug.enclosure`), exactly. For z < n,
+F(c, z) − (z+1)·d′ depends on c − z only, so its 2t + 2 values are computed once (when they fit in
+:data:`TABLE_BITS`) and a comparison costs two products. A sample costs the
 ⌈log₂ d⌉ ≈ t·log₂ a + log₂((n+1)/γ) random bits of u and O(log t) short operations.
 """
 
 from __future__ import annotations
 
+from functools import cached_property
 from typing import Any
 
 from gmpy2 import mpq, mpz
@@ -42,6 +45,10 @@ from dpplug.params import Param, Schema, count_bound_param, epsilon_param, unit_
 from dpplug.plugins.samplers.geometric_params import GeometricParams
 from dpplug.plugins.samplers.noise_moments import ClampedNoise
 from dpplug.pmf import Pmf
+
+#: :meth:`FastSample._scaled_cdf` reads the 2t + 2 possible values of (1/γ − 1)(n+1)·F′ from a table
+#: built once when it holds at most this many bits (8 MiB), and evaluates F′'s formula otherwise.
+TABLE_BITS = 1 << 26
 
 
 class FastSample(CountingQuerySampler):
@@ -112,12 +119,28 @@ class FastSample(CountingQuerySampler):
 
         return formula
 
+    @cached_property
+    def _mixed_cores(self) -> list[int] | None:
+        """(1/γ − 1)(n+1)·F′(c, z) for c − z = −t … t + 1, from :meth:`_cdf` once, when the table
+        holds at most :data:`TABLE_BITS` bits (else None): for z < n it depends on z only through
+        c − z, and is 0 above t and (1/γ − 1)(n+1)·d′ from −t down (module docstring)."""
+        t, core_d = self.t, self.core_d
+        if (2 * t + 2) * self.d.bit_length() > TABLE_BITS:
+            return None
+        return [
+            int(self._cdf(max(k, 0), max(-k, 0))(mpz)) - (max(-k, 0) + 1) * core_d
+            for k in range(-t, t + 2)
+        ]
+
     def _scaled_cdf(self, z: int, count: int) -> int:
         if z < 0:
             return 0
         if z >= self.n:
             return self.d
-        return int(self._cdf(count, z)(mpz))
+        table, t = self._mixed_cores, self.t
+        if table is None:
+            return int(self._cdf(count, z)(mpz))
+        return (z + 1) * self.core_d + table[min(max(count - z, -t), t + 1) + t]
 
     def _output(self, count: int, u: int) -> int:
         n, t, core_d = self.n, self.t, self.core_d

@@ -19,7 +19,7 @@ from gmpy2 import mpfr, mpq
 from histogram_support import plugin_registry
 
 import dpplug
-from dpplug.histograms import EmptyBinLaw
+from dpplug.histograms import CompactHistogram, EmptyBinLaw
 from dpplug.plugins.histograms.prime_field import (
     interpolate,
     inverses,
@@ -220,6 +220,22 @@ def test_nonempty_bins_read_back_their_noisy_counts(params: dict[str, Any], seed
     ]
     assert all(0 <= v <= n for v in values)
     assert hist.guarantee == releaser.guarantee and hist.counts([]) == []
+
+
+def test_count_is_horners_rule_on_a_large_release_and_after_serialisation() -> None:
+    """count() on a release of n = 2000 over |X| = 2^64 (a 45 × 45 coefficient matrix, an
+    87-bit field): M₀ of Horner's rule at data labels, fresh labels and the universe's ends, the
+    same on the histogram read back from its bytes."""
+    releaser = create({"universe": f"range:0:{2**64 - 1}", "n": 2000, "epsilon": 1})
+    rng = random.Random(11)
+    data = [rng.getrandbits(64) for _ in range(1500)]
+    hist = releaser.release(data, dpplug.SeededSource(5))
+    again = CompactHistogram.from_bytes(hist.to_bytes(), registry=plugin_registry())
+    law = EmptyBinLaw(releaser.sampler, hist.modulus)
+    labels = [*data[:20], *(rng.getrandbits(64) for _ in range(20)), 0, 2**64 - 1]
+    expected = [law.value(horner(hist.coefficients, x, hist.modulus) + 1) for x in labels]
+    assert [hist.count(x) for x in labels] == expected
+    assert [again.count(x) for x in labels] == expected
 
 
 def test_empty_data_releases_a_uniform_polynomial() -> None:
