@@ -156,6 +156,13 @@ class Probe(ABC):
     def law(self, value: int) -> Pmf:
         """The exact law of :meth:`draw`'s outputs (``NotSupported`` if there is none)."""
 
+    def tested_law(self, value: int) -> tuple[Pmf, Any]:
+        """An exact law the sampling-law contract tests real draws against, and a rational bound
+        on its total-variation distance to the true law of :meth:`draw`'s outputs: the exact law
+        and 0 by default; a law inside an enclosure and the enclosure's width for a mechanism
+        whose probabilities are irrational (docs/conformance.md#enclosed-laws)."""
+        return self.law(value), 0
+
     def sample_size(self, settings: Settings) -> int:
         """How many outputs the statistical contracts draw per input."""
         return settings.samples

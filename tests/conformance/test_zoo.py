@@ -49,15 +49,13 @@ def test_a_flaw_outside_the_declared_cases_is_caught_at_another_seed_too(broken:
 
 
 #: Contracts a built-in plugin skips, with the reason its skip must give: releasers whose
-#: release law cannot be enumerated on their conformance cases, and mechanisms whose noise has
-#: irrational probabilities (the discrete Gaussian, the query releasers), are checked by the
-#: audit and the accuracy contract only.
+#: release law cannot be enumerated on their conformance cases, and query releasers, whose noise
+#: has irrational probabilities, are checked by the audit and the accuracy contract only (the
+#: discrete Gaussian sampler declares an enclosed law instead and is checked exactly).
 EXPECTED_SKIPS = {
     ("privhist", "exact-privacy"): "makes a second noise request",
     ("privhist", "sampling-law"): "unbounded noise and is not enumerated",
     ("sorted-histogram", "sampling-law"): "unbounded noise and is not enumerated",
-    ("discrete-gaussian", "exact-privacy"): "irrational",
-    ("discrete-gaussian", "sampling-law"): "irrational",
     **{
         (name, contract): "irrational"
         for name in ("independent-laplace", "sparse-multiplicative-weights", "sparse-projection")
