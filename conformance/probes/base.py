@@ -59,11 +59,14 @@ def describe_case(params: dict[str, Any]) -> str:
 
 @dataclass(frozen=True)
 class PrivacyCheck:
-    """The outcome of a probe's exact privacy check: failures in words (empty: passed) and a
-    summary of what was compared."""
+    """The outcome of a probe's exact privacy check: failures in words (empty: passed), a
+    summary of what was compared, and for an implementation check that replayed the code only
+    up to a budget (:mod:`..bounded_replay`) the mass it left unexplored (a deviation of larger
+    total variation is always seen; 0: the replay was complete)."""
 
     failures: tuple[str, ...]
     summary: str
+    unexplored: float = 0.0
 
 
 @dataclass(frozen=True)

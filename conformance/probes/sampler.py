@@ -391,6 +391,7 @@ class SamplerProbe(Probe):
             f"sample() replayed against its enclosed law at {len(self.inputs)} counts down to "
             f"path probability {exact_text(REPLAY_BUDGET)} (a deviation of total variation above "
             f"the unexplored mass {float(worst):.2g} is seen)",
+            float(worst),
         )
 
     def _exact_counts(self, settings: Settings) -> list[int]:
