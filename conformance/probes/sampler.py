@@ -12,7 +12,7 @@ import bisect
 import random
 from collections.abc import Callable
 from dataclasses import dataclass
-from functools import partial
+from functools import cached_property, partial
 from typing import Any, cast
 
 import numpy as np
@@ -248,7 +248,7 @@ class SamplerProbe(Probe):
     def sampler(self) -> CountingQuerySampler:
         return cast(CountingQuerySampler, self.mechanism)
 
-    @property
+    @cached_property
     def exact_law(self) -> bool:
         """Whether the sampler has an exact pmf (else it declares an enclosed law only)."""
         try:
@@ -291,12 +291,14 @@ class SamplerProbe(Probe):
 
     def small(self, settings: Settings) -> bool:
         n = self.sampler.n
+        if n is not None and n > settings.max_exact_n // 4:
+            return False
         if not self.exact_law:  # its enclosed law must be narrow enough to compute
             try:
                 self.sampler.enclosed_law(0)
             except NotSupported:
                 return False
-        return n is None or n <= settings.max_exact_n // 4
+        return True
 
     def implementation_check(self, settings: Settings) -> PrivacyCheck:
         """For every count of a small case: the scaled CDF against the pmf, M(c, u) against the
