@@ -17,6 +17,7 @@ from dpplug.conformance.divergence import (
 )
 from dpplug.conformance.probes.sampler import enclosed_privacy, sampler_privacy
 from dpplug.enclosed_law import EnclosedLaw
+from dpplug.errors import NotSupported
 from dpplug.guarantee import COUNT_SENSITIVITY_1, Neighbouring, Relation
 from dpplug.plugins.samplers import DiscreteGaussian
 
@@ -227,3 +228,29 @@ def test_an_overclaimed_gaussian_fails_on_a_lower_bound() -> None:
     check = enclosed_privacy(OverclaimedGaussian(epsilon=2, delta=mpq(1, 10**6)))
     assert "hockey-stick divergence for counts -3 and -2 is at least" in check.failures[0]
     assert "above δ = 1/100000000" in check.failures[0]
+
+
+class WideBelow(DiscreteGaussian):
+    """Declares enclosures with an outside mass of 1/2 below `honest_from` bits."""
+
+    name = "wide-below"
+    honest_from = 256
+
+    def _enclosed_law(self, count: int, bits: int) -> EnclosedLaw:
+        law = super()._enclosed_law(count, bits)
+        if bits >= self.honest_from:
+            return law
+        return EnclosedLaw(law.low, law.bounds, mpq(1, 2), bits)
+
+
+def test_an_undecided_guarantee_is_decided_at_a_higher_precision() -> None:
+    check = enclosed_privacy(WideBelow(epsilon=2, delta=mpq(1, 10**6)))
+    assert check.failures == ()
+    assert "from enclosed laws at 256 bits" in check.summary
+
+
+def test_a_guarantee_undecided_at_every_precision_is_not_checked() -> None:
+    sampler = WideBelow(epsilon=2, delta=mpq(1, 10**6))
+    sampler.honest_from = 1 << 20
+    with pytest.raises(NotSupported, match="undecided"):
+        enclosed_privacy(sampler)
