@@ -7,6 +7,9 @@ enters a decision.
 - :func:`hockey_stick`: the approximate-DP quantity Σ_z max(0, P(z) − e^ε·Q(z)) (for the
   truncated geometric of Desfontaines et al., exactly δ′ = Pr[X = k] at its e^ε).
 - :class:`WorstCase`: both, accumulated over neighbouring pairs, and what they fail.
+- :func:`enclosed_hockey_stick` and :func:`enclosed_ratio`: rational lower and upper bounds on
+  both for laws known only within enclosures (:class:`~dpplug.enclosed_law.EnclosedLaw`, the
+  discrete Gaussian's), from which a guarantee is proved or refuted, never guessed.
 
 Laws with geometric tails (:class:`dpplug.Pmf` with ``tail_ratio``, e.g. the discrete Laplace) are
 handled exactly: beyond the union of the two windows both laws continue geometrically, so the tails
@@ -19,10 +22,12 @@ from typing import Any
 
 from gmpy2 import mpq
 
+from dpplug.enclosed_law import EnclosedLaw
 from dpplug.guarantee import Guarantee
 from dpplug.pmf import Pmf
 
 Rat = Any  # gmpy2.mpq (gmpy2 ships no type stubs)
+
 
 def _exact(value: object, what: str) -> Rat:
     """*value* as an mpq; floats, bools and strings are refused (this module is float-free)."""
@@ -112,6 +117,45 @@ def hockey_stick(p: Pmf, q: Pmf, exp_epsilon: object) -> Rat:
     return total
 
 
+def enclosed_hockey_stick(p: EnclosedLaw, q: EnclosedLaw, exp_epsilon: object) -> tuple[Rat, Rat]:
+    """Rational bounds (lower, upper) on Σ_y max(0, P(y) − e^ε·Q(y)) for laws known within
+    enclosures. Upper: Σ over P's window of max(0, hi_P(y) − e^ε·lo_Q(y)) (lo_Q = 0 outside Q's
+    window) plus P's outside mass, which bounds every term beyond P's window. Lower: Σ over P's
+    window of max(0, lo_P(y) − e^ε·hi_Q(y)) (each term is at most the exact one, and the terms
+    left out are ≥ 0). For exact laws (width 0, no outside mass) both equal :func:`hockey_stick`.
+    """
+    e = _exact(exp_epsilon, "exp_epsilon")
+    zero = mpq(0)
+    low, high = mpq(0), p.outside
+    for y in p.window():
+        low += max(zero, p.lo(y) - e * q.hi(y))
+        high += max(zero, p.hi(y) - e * q.lo(y))
+    return low, high
+
+
+def enclosed_ratio(p: EnclosedLaw, q: EnclosedLaw) -> tuple[Rat | None, Rat | None]:
+    """Rational bounds (lower, upper) on max_y max(P(y)/Q(y), Q(y)/P(y)); ``None`` is ∞. The
+    upper bound is finite only when both laws enclose their whole support in their windows
+    (no outside mass) and every output one law may give has a positive lower bound under the
+    other; the lower bound is ∞ when an output certainly possible under one law is certainly
+    impossible under the other."""
+    low: Rat | None = mpq(1)
+    high: Rat | None = None if p.outside or q.outside else mpq(1)
+    for y in range(min(p.low, q.low), max(p.high, q.high) + 1):
+        for a, b in ((p, q), (q, p)):
+            if a.hi(y) == 0:
+                continue
+            if b.lo(y) == 0:
+                high = None
+            elif high is not None:
+                high = max(high, a.hi(y) / b.lo(y))
+            if a.lo(y) > 0 and b.hi(y) == 0:
+                low = None
+            elif low is not None and a.lo(y) > 0:
+                low = max(low, a.lo(y) / b.hi(y))
+    return low, high
+
+
 class WorstCase:
     """The worst likelihood ratio and hockey-stick divergence (at e^ε, both directions) over
     the neighbouring pairs compared so far, and the failures they make for a guarantee."""
@@ -159,5 +203,3 @@ def exact_text(value: Rat) -> str:
 
 def _pair(pair: tuple[Any, Any] | None) -> str:
     return "" if pair is None else f"{pair[0]} and {pair[1]}"
-
-

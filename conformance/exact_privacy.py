@@ -9,6 +9,12 @@ pmfs over every count, a selector's per-partition laws up to saturation, a relea
 laws over tiny datasets) and compares them with :mod:`.divergence`: the largest likelihood ratio
 against e^ε for a pure guarantee, the hockey-stick divergence at e^ε against δ for an approximate
 one. A case whose laws cannot be computed skips the contract with the reason.
+
+A sampler whose probabilities are irrational (the discrete Gaussian) declares an enclosed law
+instead (docs/conformance.md#enclosed-laws): its guarantee is proved or refuted from rigorous
+bounds on the divergences, and its code, whose rejection loops have no end, is replayed down to
+a budget of path probability; the power then states the largest deviation of the code from its
+declared law that the replay can miss (the unexplored mass).
 """
 
 from __future__ import annotations
@@ -34,7 +40,7 @@ def _generated(entry: Entry, settings: Settings) -> Iterator[Probe]:
 def check(entry: Entry, settings: Settings) -> ContractResult:
     declared = list(probes(entry))
     shown: list[str] = []
-    checked = 0
+    checked, unexplored = 0, 0.0
     for probe in chain(declared, _generated(entry, settings)):
         try:
             implementation = probe.implementation_check(settings)
@@ -50,11 +56,13 @@ def check(entry: Entry, settings: Settings) -> ContractResult:
         if result.failures:
             return ContractResult(NAME, Outcome.FAILED, f"{probe.where}: {result.failures[0]}")
         checked += 1
+        unexplored = max(unexplored, implementation.unexplored)
         shown += [text for text in (implementation.summary, result.summary) if text]
     cases = f"{len(declared)} declared and {checked - len(declared)} generated cases"
     return ContractResult(
         NAME,
         Outcome.PASSED,
         f"{cases}: " + "; ".join(dict.fromkeys(shown)) + " (every pair)",
-        power="any",
+        power=f"any (code: TV {unexplored:.2g})" if unexplored else "any",
+        weakness=unexplored,
     )

@@ -136,10 +136,10 @@ def _history_problems(entry: Entry, probe: Probe, first: list[Row], seed: int) -
 
 def _entropy_problems(probe: Probe, seed: int) -> list[str]:
     """Bits drawn against the entropy released, at the probe's middle input (skipped where
-    the law is not known exactly)."""
+    the law is not known exactly or within an enclosure)."""
     value = probe.inputs[len(probe.inputs) // 2]
     try:
-        law = probe.law(value)
+        law, _ = probe.tested_law(value)
     except NotSupported:
         return []
     entropy = -sum(float(p) * math.log2(float(p)) for p in law.values() if p)

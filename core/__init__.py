@@ -56,6 +56,7 @@ _EXPORTS = {
     "Mechanism": "dpplug.mechanism",
     **dict.fromkeys(("Param", "Schema"), "dpplug.params"),
     "Pmf": "dpplug.pmf",
+    "EnclosedLaw": "dpplug.enclosed_law",
     **dict.fromkeys(("RandomSource", "SeededSource", "SystemSource"), "dpplug.randomness"),
     **dict.fromkeys(("Entry", "Registry", "create", "registry"), "dpplug.plugin_registry"),
 }
@@ -78,6 +79,7 @@ def __dir__() -> list[str]:
 
 if TYPE_CHECKING:
     from dpplug.anonymized import AnonymizedHistogram, Estimate, sorted_l1
+    from dpplug.enclosed_law import EnclosedLaw
     from dpplug.errors import (
         AccuracyWarning,
         BadData,

@@ -28,10 +28,11 @@ Rat = Any  # gmpy2.mpq
 
 
 @contextmanager
-def precise() -> Iterator[None]:
-    """Evaluate balls at :data:`PRECISION` bits (python-flint's precision is global: restored)."""
+def precise(bits: int = PRECISION) -> Iterator[None]:
+    """Evaluate balls at *bits* bits, :data:`PRECISION` by default (python-flint's precision is
+    global: restored)."""
     saved = flint.ctx.prec
-    flint.ctx.prec = PRECISION
+    flint.ctx.prec = bits
     try:
         yield
     finally:

@@ -28,18 +28,23 @@ Gaussian (CKS Thm 14). Tails are bounded rigorously in :mod:`dpplug.bounds` ball
 
 from __future__ import annotations
 
+import functools
 import math
 from typing import Any
 
 from gmpy2 import isqrt, mpq, mpz
 
-from dpplug.bounds import Ball, ball, upper_of
+from dpplug.bounds import Ball, ball, lower, precise, upper, upper_of
+from dpplug.enclosed_law import EnclosedLaw
+from dpplug.errors import NotSupported
 from dpplug.exact import smallest_error_bound
 from dpplug.randomness import RandomSource
 
 Rat = Any  # gmpy2.mpq
 
 
+#: The widest window (± outputs) :func:`gaussian_enclosure` encloses.
+MAX_ENCLOSED_RADIUS = 4096
 #: Bits fetched from the source at a time by :class:`BitStream`.
 CHUNK_BITS = 1024
 
@@ -195,3 +200,37 @@ def laplace_log_mgf(scale: Rat, x: Ball) -> Ball:
     q = (-1 / ball(scale)).exp()
     r = q / (1 - q)
     return -(1 - r * x.expm1()).log() - (1 - r * (-x).expm1()).log()
+
+
+def gaussian_enclosure(sigma2: Rat, centre: int, bits: int) -> EnclosedLaw:
+    """The law of centre + Y, Y discrete Gaussian of rational variance parameter σ² (CKS 2020,
+    Def. 1: Pr[Y = y] = e^{−y²/(2σ²)}/N, N = Σ_z e^{−z²/(2σ²)}), enclosed at *bits* bits.
+
+    The window is centre ± w with w the smallest integer whose tail is below about 2^−bits.
+    With g(j) = e^{−j²/(2σ²)}, the tail beyond the window is bounded through
+    j² ≥ (w+1)² + 2(w+1)(j − w − 1) for j ≥ w + 1:
+    S = Σ_{j>w} g(j) ≤ g(w+1)/(1 − e^{−(w+1)/σ²}). With N_in = g(0) + 2Σ_{1≤j≤w} g(j) ≤ N ≤
+    N_in + 2S, Pr[Y = y] lies in [g(y)/(N_in + 2S), g(y)/N_in] and the outside mass is at most
+    2S/N_in; every quantity is a ball (:mod:`dpplug.bounds`) and its ends rational. The noise's
+    enclosure is computed once per (σ², bits) and shifted to *centre*."""
+    w = math.isqrt(math.ceil(2 * float(sigma2) * (bits * math.log(2) + 2))) + 1
+    if w > MAX_ENCLOSED_RADIUS:
+        raise NotSupported(
+            f"the discrete Gaussian of σ² ≈ {float(sigma2):.3g} needs a window of ±{w:,} outputs "
+            f"to enclose at {bits} bits (the limit is ±{MAX_ENCLOSED_RADIUS:,})"
+        )
+    noise = _gaussian_noise_enclosure(mpq(sigma2), w, bits)
+    return EnclosedLaw(centre + noise.low, noise.bounds, noise.outside, bits)
+
+
+@functools.lru_cache(maxsize=16)
+def _gaussian_noise_enclosure(sigma2: Rat, w: int, bits: int) -> EnclosedLaw:
+    with precise(bits):
+        two_s2 = ball(2 * sigma2)
+        g = [(-ball(j * j) / two_s2).exp() for j in range(w + 2)]
+        inside = g[0] + 2 * sum(g[1 : w + 1])
+        tail = g[w + 1] / -(-ball(w + 1) / ball(sigma2)).expm1()
+        total = inside + 2 * tail
+        halves = [(lower(g[j] / total), upper(g[j] / inside)) for j in range(w + 1)]
+        outside = upper(2 * tail / inside)
+    return EnclosedLaw(-w, (*halves[:0:-1], *halves), outside, bits)

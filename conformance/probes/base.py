@@ -59,11 +59,14 @@ def describe_case(params: dict[str, Any]) -> str:
 
 @dataclass(frozen=True)
 class PrivacyCheck:
-    """The outcome of a probe's exact privacy check: failures in words (empty: passed) and a
-    summary of what was compared."""
+    """The outcome of a probe's exact privacy check: failures in words (empty: passed), a
+    summary of what was compared, and for an implementation check that replayed the code only
+    up to a budget (:mod:`..bounded_replay`) the mass it left unexplored (a deviation of larger
+    total variation is always seen; 0: the replay was complete)."""
 
     failures: tuple[str, ...]
     summary: str
+    unexplored: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -160,6 +163,13 @@ class Probe(ABC):
         """The outputs the sampling law tests against :meth:`law`: :meth:`draw`'s unless a
         probe classifies real outputs more finely (by the noise they recorded)."""
         return self.draw(value, size, source)
+
+    def tested_law(self, value: int) -> tuple[Pmf, Any]:
+        """An exact law the sampling-law contract tests real draws against, and a rational bound
+        on its total-variation distance to the true law of :meth:`law_draw`'s outputs: the exact law
+        and 0 by default; a law inside an enclosure and the enclosure's width for a mechanism
+        whose probabilities are irrational (docs/conformance.md#enclosed-laws)."""
+        return self.law(value), 0
 
     def sample_size(self, settings: Settings) -> int:
         """How many outputs the statistical contracts draw per input."""

@@ -12,14 +12,20 @@ import bisect
 import random
 from collections.abc import Callable
 from dataclasses import dataclass
-from functools import partial
+from functools import cached_property, partial
 from typing import Any, cast
 
 import numpy as np
 import numpy.typing as npt
 from gmpy2 import mpq
 
-from dpplug.conformance.divergence import WorstCase
+from dpplug.conformance.bounded_replay import bounded_law
+from dpplug.conformance.divergence import (
+    WorstCase,
+    enclosed_hockey_stick,
+    enclosed_ratio,
+    exact_text,
+)
 from dpplug.conformance.probes.base import (
     BETAS,
     EXACT_BETAS,
@@ -55,6 +61,11 @@ REPLAYED_COUNTS = 4
 EVERY_COUNT = 8
 #: The largest a whose tail is computed exactly for a sampler without a count bound.
 MAX_EXACT_A = 1 << 12
+#: The smallest path probability the bounded replay of a sampler with an enclosed law explores.
+REPLAY_BUDGET = mpq(1, 1 << 10)
+#: The most replays per count of that bounded replay (a case whose paths are finer, such as a
+#: discrete Gaussian of large σ, is not replayed).
+REPLAY_RUNS = 10_000
 #: The most draws a sampled accuracy claim may take (the sampler is vectorised).
 MAX_TRIALS = 4_000_000
 
@@ -131,6 +142,68 @@ def sampler_privacy(
     )
 
 
+#: Precisions (bits) at which an enclosed law's guarantee is decided, each tried only when the
+#: one before left it undecided.
+ENCLOSURE_PRECISIONS = (128, 256, 512, 1024, 2048, 4096)
+
+
+def enclosed_privacy(
+    sampler: CountingQuerySampler, unbounded_counts: tuple[int, int] = UNBOUNDED_COUNTS
+) -> PrivacyCheck:
+    """The declared guarantee decided rigorously from the sampler's enclosed laws
+    (:meth:`~dpplug.kinds.CountingQuerySampler.enclosed_law`) over every neighbouring pair of the
+    counts :func:`sampler_privacy` checks, in both directions.
+
+    An approximate guarantee passes when every pair's upper bound on the hockey-stick divergence
+    at e^ε (:func:`~dpplug.conformance.divergence.enclosed_hockey_stick`) is at most δ, and fails
+    only when some pair's *lower* bound exceeds δ; a pure one likewise with the likelihood ratio
+    against e^ε (:func:`~dpplug.conformance.divergence.enclosed_ratio`). In between the
+    enclosures are recomputed at the next of :data:`ENCLOSURE_PRECISIONS`; a guarantee still
+    undecided at the last is not checked (``NotSupported``), never guessed.
+    """
+    guarantee = sampler.guarantee
+    e, delta = guarantee.exp_epsilon, guarantee.delta
+    low, high = (0, sampler.n) if sampler.n is not None else unbounded_counts
+    step = guarantee.neighbouring.sensitivity
+    pairs = [(c, c + j) for j in range(1, step + 1) for c in range(low, high - j + 1)]
+    for bits in ENCLOSURE_PRECISIONS:
+        laws = {c: sampler.enclosed_law(c, bits) for c in range(low, high + 1)}
+        bounds: list[tuple[Any, Any, tuple[int, int]]] = []
+        for a, b in pairs:
+            for x, y in ((a, b), (b, a)):
+                if guarantee.pure:
+                    lower, upper = enclosed_ratio(laws[x], laws[y])
+                    bounds.append((lower, upper, (x, y)))
+                else:
+                    bounds.append((*enclosed_hockey_stick(laws[x], laws[y], e), (x, y)))
+        limit = e if guarantee.pure else delta
+        for lower, _, (x, y) in bounds:
+            if lower is None or lower > limit:
+                what = "likelihood ratio" if guarantee.pure else "hockey-stick divergence"
+                shown = "∞" if lower is None else exact_text(lower)
+                return PrivacyCheck(
+                    (
+                        f"the {what} for counts {x} and {y} is at least {shown} (a rigorous lower "
+                        f"bound from its enclosed laws at {bits} bits), above "
+                        f"{'e^ε' if guarantee.pure else 'δ'} = {exact_text(limit)}",
+                    ),
+                    "",
+                )
+        uppers = [upper for _, upper, _ in bounds]
+        if all(upper is not None and upper <= limit for upper in uppers):
+            worst = float(max(uppers))
+            what = "ratio" if guarantee.pure else "divergence"
+            return PrivacyCheck(
+                (),
+                f"{what} ≤ {worst:.3g} ≤ {'e^ε' if guarantee.pure else 'δ'} from enclosed laws "
+                f"at {bits} bits ({len(pairs)} pairs of counts, both directions)",
+            )
+    raise NotSupported(
+        f"the enclosed laws of {sampler.name} at {ENCLOSURE_PRECISIONS[-1]} bits leave its "
+        f"guarantee undecided (their bounds straddle the declared one)"
+    )
+
+
 def exact_worst_tails(
     sampler: CountingQuerySampler, bounds: list[int], max_n: int
 ) -> list[Any | None] | None:
@@ -175,6 +248,15 @@ class SamplerProbe(Probe):
     def sampler(self) -> CountingQuerySampler:
         return cast(CountingQuerySampler, self.mechanism)
 
+    @cached_property
+    def exact_law(self) -> bool:
+        """Whether the sampler has an exact pmf (else it declares an enclosed law only)."""
+        try:
+            self.sampler.pmf(self.inputs[0])
+        except NotSupported:
+            return False
+        return True
+
     @property
     def inputs(self) -> tuple[int, ...]:
         """Every count of a small case; both ends and the middle of a larger one."""
@@ -198,15 +280,33 @@ class SamplerProbe(Probe):
     def law(self, value: int) -> Pmf:
         return self.sampler.pmf(value)
 
+    def tested_law(self, value: int) -> tuple[Pmf, Any]:
+        """The exact pmf, or for a sampler with an enclosed law only the law inside it nearest
+        to its lower bounds (:meth:`~dpplug.enclosed_law.EnclosedLaw.nearest_pmf`) with the
+        enclosure's width as its distance."""
+        if self.exact_law:
+            return self.law(value), 0
+        enclosed = self.sampler.enclosed_law(value)
+        return enclosed.nearest_pmf(value), enclosed.width()
+
     def small(self, settings: Settings) -> bool:
         n = self.sampler.n
-        return n is None or n <= settings.max_exact_n // 4
+        if n is not None and n > settings.max_exact_n // 4:
+            return False
+        if not self.exact_law:  # its enclosed law must be narrow enough to compute
+            try:
+                self.sampler.enclosed_law(0)
+            except NotSupported:
+                return False
+        return True
 
     def implementation_check(self, settings: Settings) -> PrivacyCheck:
         """For every count of a small case: the scaled CDF against the pmf, M(c, u) against the
         scaled CDF (every u where that is cheap, else the u at every step of the CDF and
         random ones), and the law of ``sample`` (replayed) against the pmf."""
         sampler = self.sampler
+        if not self.exact_law:
+            return self._bounded_replay()
         counts = self._exact_counts(settings)
         problems: list[str] = []
         replayed = 0
@@ -245,6 +345,57 @@ class SamplerProbe(Probe):
             parts.append(f"sample() replayed exactly at {replayed} counts")
         return PrivacyCheck(tuple(problems[:1]), "; ".join(parts))
 
+    def _bounded_replay(self) -> PrivacyCheck:
+        """``sample()`` at each of :attr:`inputs` replayed along every path of probability at
+        least :data:`REPLAY_BUDGET` (:func:`~dpplug.conformance.bounded_replay.bounded_law`)
+        against the enclosed law: the explored paths give each output an exact lower bound
+        found(y) on the implementation's probability and leave an exact unexplored mass U, so the
+        code contradicts its declaration when found(y) > hi(y) (mass outside the window against
+        the outside bound) or found(y) + U < lo(y). Any deviation of total-variation distance
+        above U plus the enclosure's width is seen."""
+        sampler, worst = self.sampler, mpq(0)
+        for count in self.inputs:
+            declared = sampler.enclosed_law(count)
+            try:
+                replay = bounded_law(
+                    partial(_sample_one, sampler, count), REPLAY_BUDGET, REPLAY_RUNS
+                )
+            except NotSupported as exc:
+                return PrivacyCheck((), f"sample() not replayed: {exc}")
+            found, unexplored = replay.found, replay.unexplored
+            outside = sum((p for y, p in found.items() if y not in declared.window()), mpq(0))
+            if outside > declared.outside:
+                return PrivacyCheck(
+                    (
+                        f"sample() at count {count} draws outputs outside [{declared.low}, "
+                        f"{declared.high}] with probability at least {exact_text(outside)}, but "
+                        f"its enclosed law bounds them by {exact_text(declared.outside)}",
+                    ),
+                    "",
+                )
+            for y in declared.window():
+                at_least = found.get(y, mpq(0))
+                if at_least > declared.hi(y) or at_least + unexplored < declared.lo(y):
+                    bound = "at least" if at_least > declared.hi(y) else "at most"
+                    shown = at_least if at_least > declared.hi(y) else at_least + unexplored
+                    return PrivacyCheck(
+                        (
+                            f"sample() at count {count} draws output {y} with probability "
+                            f"{bound} {float(shown):.6g} (replayed exactly, {replay.runs} runs), "
+                            f"but its enclosed law puts it in [{float(declared.lo(y)):.6g}, "
+                            f"{float(declared.hi(y)):.6g}]",
+                        ),
+                        "",
+                    )
+            worst = max(worst, unexplored)
+        return PrivacyCheck(
+            (),
+            f"sample() replayed against its enclosed law at {len(self.inputs)} counts down to "
+            f"path probability {exact_text(REPLAY_BUDGET)} (a deviation of total variation above "
+            f"the unexplored mass {float(worst):.2g} is seen)",
+            float(worst),
+        )
+
     def _exact_counts(self, settings: Settings) -> list[int]:
         """The counts whose implementation is replayed: every count of a tiny case; else both
         ends, their neighbours, the middle and :data:`REPLAYED_COUNTS` seeded others (a flaw
@@ -266,6 +417,8 @@ class SamplerProbe(Probe):
         sampler = self.sampler
         if sampler.n is not None and sampler.n > settings.max_exact_n:
             raise NotSupported(f"n > {settings.max_exact_n} is too large to enumerate")
+        if not self.exact_law:
+            return enclosed_privacy(sampler)
         report = sampler_privacy(sampler)
         if report.guarantee.pure:
             worst = "∞" if report.worst_ratio is None else f"{float(report.worst_ratio):.6g}"

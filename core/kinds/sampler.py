@@ -20,6 +20,7 @@ import numpy.typing as npt
 from gmpy2 import mpq
 
 from dpplug.data import integer_array, integer_scalar
+from dpplug.enclosed_law import EnclosedLaw
 from dpplug.errors import BadParameter, NotSupported, PluginFault
 from dpplug.guarantee import LossBound, Relation
 from dpplug.hookspecs import Register, hookspec
@@ -28,6 +29,8 @@ from dpplug.mechanism import Mechanism
 from dpplug.pmf import Pmf
 from dpplug.randomness import RandomSource, default_source
 
+#: The default precision (bits) of :meth:`CountingQuerySampler.enclosed_law`.
+ENCLOSURE_BITS = 128
 #: Count bound of samplers that accept any integer (noise addition, no clamping).
 UNBOUNDED_COUNT = 1 << 62
 #: The largest exact law :meth:`CountingQuerySampler.pmf` builds: outputs × bits of d.
@@ -58,7 +61,10 @@ class CountingQuerySampler(Mechanism):
     Required of a plugin:
 
     - ``n`` and ``d`` (instance attributes), and the :class:`Mechanism` declarations;
-    - :meth:`_pmf` (count) → the exact law of M(count, U) as a :class:`~dpplug.pmf.Pmf`;
+    - :meth:`_pmf` (count) → the exact law of M(count, U) as a :class:`~dpplug.pmf.Pmf`, or,
+      where its probabilities are irrational, :meth:`_pmf` raising
+      :class:`~dpplug.errors.NotSupported` and :meth:`_enclosed_law` (count, bits) → rigorous
+      bounds on them (an :class:`~dpplug.enclosed_law.EnclosedLaw`);
     - with a finite d: :meth:`_output` (count, u) → M(count, u) and :meth:`_scaled_cdf`
       (z, count) → d·Pr[M(count, U) ≤ z];
     - optionally :meth:`_sample` (a faster vectorised path with the same law).
@@ -103,6 +109,18 @@ class CountingQuerySampler(Mechanism):
         """The exact law of M(count, U) (output → rational probability)."""
         return self._pmf(self._count(count))
 
+    def enclosed_law(self, count: object, bits: int = ENCLOSURE_BITS) -> EnclosedLaw:
+        """Rigorous bounds on the law of M(count, U) at *bits* bits of precision: for each output
+        of a finite window an interval of rationals containing its probability, and a bound on
+        the mass outside the window (:class:`~dpplug.enclosed_law.EnclosedLaw`). It is the exact
+        pmf with zero width for samplers that have one; samplers whose probabilities are
+        irrational (the discrete Gaussian) implement :meth:`_enclosed_law` instead of
+        :meth:`_pmf`, and the conformance suite decides their guarantee from it
+        (docs/conformance.md#enclosed-laws)."""
+        if isinstance(bits, bool) or not isinstance(bits, int) or bits < 16:
+            raise BadParameter(f"enclosed_law needs bits ≥ 16 (an int), got {bits!r}")
+        return self._enclosed_law(self._count(count), bits)
+
     def noise_std(self, count: object) -> float:
         """The standard deviation of M(count, U), a float for reports (PipelineDP's
         ``count_noise_stddev``): from the exact law, or from a closed form where the sampler has
@@ -130,6 +148,10 @@ class CountingQuerySampler(Mechanism):
     @abstractmethod
     def _pmf(self, count: int) -> Pmf:
         """The exact law of M(count, U) for a validated count."""
+
+    def _enclosed_law(self, count: int, bits: int) -> EnclosedLaw:
+        """The enclosed law of M(count, U): by default the exact pmf (width 0)."""
+        return EnclosedLaw.of_pmf(self._pmf(count))
 
     def _noise_variance(self, count: int) -> float:
         """Var[M(count, U)] from :meth:`pmf`, geometric tails beyond its window summed in closed

@@ -7,8 +7,12 @@ from dpplug.plugins.histograms.compact import CompactHistogramReleaser
 from dpplug.plugins.histograms.pure_sparse import PureSparseHistogramReleaser
 from dpplug.plugins.histograms.stability import StabilityHistogramReleaser
 
-RELEASERS = (BasicHistogramReleaser, StabilityHistogramReleaser, PureSparseHistogramReleaser,
-CompactHistogramReleaser)
+RELEASERS = (
+    BasicHistogramReleaser,
+    StabilityHistogramReleaser,
+    PureSparseHistogramReleaser,
+    CompactHistogramReleaser,
+)
 
 
 @hookimpl

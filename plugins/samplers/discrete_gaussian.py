@@ -10,8 +10,11 @@ Laplace proposals, rejection; every draw an exact uniform integer). For counts o
 σ² = 1/(2ρ) exactly and the mechanism is (ε, δ′)-DP with δ′ ≤ δ the conversion's exact bound.
 
 Its probabilities e^{−y²/(2σ²)}/Σ_z e^{−z²/(2σ²)} are irrational, so it has no exact
-:class:`~dpplug.pmf.Pmf`: the exact-privacy and sampling-law contracts are skipped (the tests
-check its law against high-precision probabilities instead). Accuracy: the discrete Gaussian is
+:class:`~dpplug.pmf.Pmf`; it declares an enclosed law instead
+(:func:`dpplug.discrete_noise.gaussian_enclosure`: rational bounds on every probability of a
+window and on the mass outside it), from which the conformance suite decides its guarantee
+rigorously and against which it replays and samples its code
+(docs/conformance.md#enclosed-laws). Accuracy: the discrete Gaussian is
 σ²-subgaussian (CKS §2.3), so Pr[|Y| > a] ≤ 2e^{−(a+1)²/(2σ²)}; a is the smallest integer with
 that bound at most β. The number of draws is random (bounded in expectation) and data-independent.
 """
@@ -25,7 +28,8 @@ import numpy.typing as npt
 from gmpy2 import mpq
 
 from dpplug.composition import largest_rho, zcdp_delta
-from dpplug.discrete_noise import discrete_gaussian, gaussian_error
+from dpplug.discrete_noise import discrete_gaussian, gaussian_enclosure, gaussian_error
+from dpplug.enclosed_law import EnclosedLaw
 from dpplug.errors import NotSupported
 from dpplug.exact import exp_upper
 from dpplug.guarantee import COUNT_SENSITIVITY_1, Accuracy, ErrorBound, Guarantee
@@ -76,9 +80,11 @@ class DiscreteGaussian(CountingQuerySampler):
     def _pmf(self, count: int) -> Pmf:
         raise NotSupported(
             "the discrete Gaussian's probabilities e^(−y²/(2σ²))/Σ_z e^(−z²/(2σ²)) are irrational, "
-            "so it has no exact pmf; its law is checked against high-precision probabilities in "
-            "dpplug's tests"
+            "so it has no exact pmf; use enclosed_law(count, bits) for rigorous bounds on them"
         )
+
+    def _enclosed_law(self, count: int, bits: int) -> EnclosedLaw:
+        return gaussian_enclosure(self.sigma2, count, bits)
 
     def _sample(self, counts: npt.NDArray[np.int64], source: RandomSource) -> npt.NDArray[np.int64]:
         noise = discrete_gaussian(self.sigma2, source, counts.size)

@@ -9,9 +9,17 @@ import pytest
 from gmpy2 import mpq
 
 import dpplug
-from dpplug.conformance.divergence import hockey_stick, max_likelihood_ratio
-from dpplug.conformance.probes.sampler import sampler_privacy
+from dpplug.conformance.divergence import (
+    enclosed_hockey_stick,
+    enclosed_ratio,
+    hockey_stick,
+    max_likelihood_ratio,
+)
+from dpplug.conformance.probes.sampler import enclosed_privacy, sampler_privacy
+from dpplug.enclosed_law import EnclosedLaw
+from dpplug.errors import NotSupported
 from dpplug.guarantee import COUNT_SENSITIVITY_1, Neighbouring, Relation
+from dpplug.plugins.samplers import DiscreteGaussian
 
 HALVES = dpplug.Pmf({0: mpq(1, 2), 1: mpq(1, 2)})
 THIRDS = dpplug.Pmf({0: mpq(1, 3), 1: mpq(2, 3)})
@@ -177,3 +185,72 @@ def test_sampler_privacy_uses_a_small_range_for_unbounded_samplers() -> None:
     report = sampler_privacy(sampler)
     assert report.counts == (-3, 3) and report.pairs == 6 and report.passed
     assert sampler_privacy(sampler, unbounded_counts=(10, 12)).pairs == 2
+
+
+@pytest.mark.parametrize(
+    ("p", "q"), [(HALVES, THIRDS), (laplace(0, mpq(1, 3), 4), laplace(1, mpq(1, 3), 2))]
+)
+def test_enclosed_bounds_of_exact_laws_straddle_the_exact_values(
+    p: dpplug.Pmf, q: dpplug.Pmf
+) -> None:
+    e = mpq(3, 2)
+    low, high = enclosed_hockey_stick(EnclosedLaw.of_pmf(p), EnclosedLaw.of_pmf(q), e)
+    assert low <= hockey_stick(p, q, e) <= high
+    if p.bounded:
+        assert low == high == hockey_stick(p, q, e)
+        assert (
+            enclosed_ratio(EnclosedLaw.of_pmf(p), EnclosedLaw.of_pmf(q))
+            == (max_likelihood_ratio(p, q),) * 2
+        )
+    else:  # outside the windows the ratio is unknown to an enclosure
+        lower, upper = enclosed_ratio(EnclosedLaw.of_pmf(p), EnclosedLaw.of_pmf(q))
+        assert upper is None and lower is not None and lower <= max_likelihood_ratio(p, q)
+
+
+class OverclaimedGaussian(DiscreteGaussian):
+    """Declares a δ of a tenth of its real hockey-stick divergence."""
+
+    name = "overclaimed-gaussian"
+
+    @property
+    def guarantee(self) -> dpplug.Guarantee:
+        honest = super().guarantee
+        return dpplug.Guarantee(honest.exp_epsilon, mpq(1, 10**8), honest.neighbouring)
+
+
+def test_the_discrete_gaussian_is_proved_private_from_its_enclosed_laws() -> None:
+    check = enclosed_privacy(DiscreteGaussian(epsilon=2, delta=mpq(1, 10**6)))
+    assert check.failures == ()
+    assert "from enclosed laws at 128 bits (6 pairs of counts" in check.summary
+
+
+def test_an_overclaimed_gaussian_fails_on_a_lower_bound() -> None:
+    check = enclosed_privacy(OverclaimedGaussian(epsilon=2, delta=mpq(1, 10**6)))
+    assert "hockey-stick divergence for counts -3 and -2 is at least" in check.failures[0]
+    assert "above δ = 1/100000000" in check.failures[0]
+
+
+class WideBelow(DiscreteGaussian):
+    """Declares enclosures with an outside mass of 1/2 below `honest_from` bits."""
+
+    name = "wide-below"
+    honest_from = 256
+
+    def _enclosed_law(self, count: int, bits: int) -> EnclosedLaw:
+        law = super()._enclosed_law(count, bits)
+        if bits >= self.honest_from:
+            return law
+        return EnclosedLaw(law.low, law.bounds, mpq(1, 2), bits)
+
+
+def test_an_undecided_guarantee_is_decided_at_a_higher_precision() -> None:
+    check = enclosed_privacy(WideBelow(epsilon=2, delta=mpq(1, 10**6)))
+    assert check.failures == ()
+    assert "from enclosed laws at 256 bits" in check.summary
+
+
+def test_a_guarantee_undecided_at_every_precision_is_not_checked() -> None:
+    sampler = WideBelow(epsilon=2, delta=mpq(1, 10**6))
+    sampler.honest_from = 1 << 20
+    with pytest.raises(NotSupported, match="undecided"):
+        enclosed_privacy(sampler)

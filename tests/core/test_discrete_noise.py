@@ -23,16 +23,19 @@ from dpplug.bounds import ball, precise, upper
 from dpplug.conformance.goodness_of_fit import chi_square_gof
 from dpplug.conformance.sampling_law import perturbed
 from dpplug.discrete_noise import (
+    MAX_ENCLOSED_RADIUS,
     BitStream,
     bernoulli_exp,
     discrete_gaussian,
     discrete_laplace,
+    gaussian_enclosure,
     gaussian_error,
     gaussian_tail,
     laplace_error,
     laplace_log_mgf,
     laplace_tail,
 )
+from dpplug.errors import NotSupported
 from dpplug.pmf import Pmf
 from dpplug.randomness import SeededSource
 
@@ -202,3 +205,25 @@ def test_laplace_log_mgf_matches_its_series_and_grows_like_its_square() -> None:
         ratio = float(bound) / x**2  # ln E[e^{xY}]/x² is non-decreasing in |x|
         assert ratio >= previous
         previous = ratio
+
+
+@pytest.mark.parametrize("sigma2", GAUSSIAN_VARIANCES, ids=str)
+@pytest.mark.parametrize("bits", [64, 128])
+def test_gaussian_enclosure_contains_the_law_and_bounds_its_outside_mass(
+    sigma2: mpq, bits: int
+) -> None:
+    law, centre = gaussian_law(sigma2), 5
+    enclosed = gaussian_enclosure(sigma2, centre, bits)
+    slack = mpq(1, 1 << 190)  # the reference's own error
+    assert enclosed.low == 2 * centre - enclosed.high
+    for y in range(law.low, law.high + 1):
+        p = law.prob(y)
+        assert enclosed.lo(y + centre) - slack <= p <= enclosed.hi(y + centre) + slack
+    beyond = sum((law.prob(y) for y in law if abs(y) > enclosed.high - centre), mpq(0))
+    assert beyond <= enclosed.outside <= mpq(1, 1 << (bits - 8))
+    assert 0 < enclosed.width() < mpq(1, 1 << (bits - 16))
+
+
+def test_gaussian_enclosure_refuses_a_window_too_wide() -> None:
+    with pytest.raises(NotSupported, match="window"):
+        gaussian_enclosure(mpq(MAX_ENCLOSED_RADIUS) ** 2, 0, 128)

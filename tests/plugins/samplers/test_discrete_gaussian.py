@@ -13,8 +13,10 @@ from gmpy2 import mpq
 
 import dpplug
 from dpplug.composition import largest_rho, zcdp_delta
-from dpplug.discrete_noise import discrete_gaussian, gaussian_error
-from dpplug.errors import NotSupported
+from dpplug.conformance.runner import run_contract
+from dpplug.conformance.settings import Settings
+from dpplug.discrete_noise import discrete_gaussian, gaussian_enclosure, gaussian_error
+from dpplug.errors import BadParameter, NotSupported
 from dpplug.guarantee import COUNT_SENSITIVITY_1
 from dpplug.randomness import SeededSource
 
@@ -63,9 +65,19 @@ def test_there_is_no_exact_pmf_and_accuracy_is_the_subgaussian_tail() -> None:
     sampler = dpplug.create("discrete-gaussian", epsilon=1, delta=1e-6)
     with pytest.raises(NotSupported, match="irrational"):
         sampler.pmf(0)
+    assert sampler.enclosed_law(7) == gaussian_enclosure(sampler.sigma2, 7, 128)
+    with pytest.raises(BadParameter, match="bits ≥ 16"):
+        sampler.enclosed_law(0, bits=8)
     accuracy = sampler.accuracy(Fraction(1, 20))
     assert (
         accuracy.per_query.a
         == accuracy.simultaneous.a
         == gaussian_error(sampler.sigma2, mpq(1, 20))
     )
+
+
+def test_its_draws_are_tested_inside_its_enclosed_law() -> None:
+    entry = dpplug.Registry.load(entry_points=False).get("discrete-gaussian")
+    result = run_contract(entry, "sampling-law", Settings(mode="fast"))
+    assert result.passed, result.detail
+    assert "enclosed laws: tested inside their enclosures" in result.detail
