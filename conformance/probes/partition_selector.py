@@ -180,13 +180,13 @@ class SelectorProbe(Probe):
         partitions at the lowest ``public_threshold`` are always released."""
         selector = self.selector
         problems = _option_problems(selector, self.params)
-        units = replayed_units(selector)
+        units, code_tv = replayed_units(selector), 0.0
         for n in units:
             if problems:
                 break
             declared = {z: p for z, p in selector.output_pmf(n).items() if p}
             try:
-                law = implementation_law(
+                replay = implementation_law(
                     partial(self._decide_one, n), max_runs=REPLAY_RUNS, seed=settings.seed
                 )
             except NotSupported:
@@ -194,13 +194,14 @@ class SelectorProbe(Probe):
             except ImplementationMismatch as exc:
                 problems.append(f"select() at {n} units: {exc}")
                 break
-            if law != declared:
+            code_tv = max(code_tv, replay.code_tv)
+            if replay.law != declared:
                 problems.append(
-                    f"select() at {n} units releases {dict(sorted(law.items()))}, but "
+                    f"select() at {n} units releases {dict(sorted(replay.law.items()))}, but "
                     f"output_pmf({n}) declares {dict(sorted(declared.items()))}"
                 )
         summary = f"select() replayed exactly at {len(units)} unit counts; options' meaning"
-        return PrivacyCheck(tuple(problems[:1]), summary)
+        return PrivacyCheck(tuple(problems[:1]), summary, code_tv)
 
     def _decide_one(self, units: int, source: RandomSource) -> int:
         return int(self.draw(units, 1, source)[0])

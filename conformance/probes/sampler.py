@@ -309,13 +309,15 @@ class SamplerProbe(Probe):
             return self._bounded_replay()
         counts = self._exact_counts(settings)
         problems: list[str] = []
-        replayed = 0
+        replayed, code_tv = 0, 0.0
         for count in counts:
             declared = sampler.pmf(count)
             if sampler.d is not None:
-                problems += _cdf_problems(sampler, count, declared, settings.seed)
+                found, spot_tv = _cdf_problems(sampler, count, declared, settings.seed)
+                problems += found
+                code_tv = max(code_tv, spot_tv)
             try:
-                law = implementation_law(
+                replay = implementation_law(
                     partial(_sample_one, sampler, count),
                     seed=settings.seed,
                     splits=partial(_cdf_steps, sampler, count),
@@ -326,7 +328,8 @@ class SamplerProbe(Probe):
                 problems.append(f"sample() at count {count}: {exc}")
                 continue
             replayed += 1
-            outputs = cast(dict[int, Any], law)
+            code_tv = max(code_tv, replay.code_tv)
+            outputs = cast(dict[int, Any], replay.law)
             if outputs != {z: p for z, p in declared.items() if p}:
                 worst = max(
                     outputs.keys() | set(declared),
@@ -343,7 +346,7 @@ class SamplerProbe(Probe):
             parts.append(f"M(c, u) and F against the pmf at {len(counts)} counts")
         if replayed:
             parts.append(f"sample() replayed exactly at {replayed} counts")
-        return PrivacyCheck(tuple(problems[:1]), "; ".join(parts))
+        return PrivacyCheck(tuple(problems[:1]), "; ".join(parts), code_tv)
 
     def _bounded_replay(self) -> PrivacyCheck:
         """``sample()`` at each of :attr:`inputs` replayed along every path of probability at
@@ -530,6 +533,9 @@ def _declared_a(sampler: CountingQuerySampler, beta: Any) -> int | None:
 #: random u per count.
 ENUMERATE_U = 1 << 18
 RANDOM_U = 2000
+#: The share of the u on which a deviation of M(c, ·) is seen with probability 1/2 by RANDOM_U
+#: random points (about 3.5e-4).
+RANDOM_SHARE = 1 - 2 ** (-1 / RANDOM_U)
 
 
 def _sample_one(sampler: CountingQuerySampler, count: int, source: RandomSource) -> int:
@@ -545,21 +551,25 @@ def _cdf_steps(sampler: CountingQuerySampler, count: int, draw: tuple[str, int])
     return [sampler.scaled_cdf(z, count) for z in range(low, high + 1)]
 
 
-def _cdf_problems(sampler: CountingQuerySampler, count: int, declared: Pmf, seed: int) -> list[str]:
+def _cdf_problems(
+    sampler: CountingQuerySampler, count: int, declared: Pmf, seed: int
+) -> tuple[list[str], float]:
     """The scaled CDF F(count, ·) against the pmf, and M(count, ·) against the pmf: its law
-    over every u where d is small, else M(count, u) against the inverse of F."""
+    over every u where d is small, else M(count, u) against the inverse of F; and the smallest
+    total variation of a deviation of M(count, ·) that this sees with probability at least 1/2
+    (0 where every u is run; :data:`RANDOM_SHARE` where d is too large)."""
     d, n = sampler.d, sampler.count_bounds[1]
     assert d is not None
     cdf = [sampler.scaled_cdf(z, count) for z in range(-1, n + 1)]
     if cdf[0] != 0 or cdf[-1] != d:
-        return [f"F({count}, −1) = {cdf[0]} and F({count}, n) = {cdf[-1]}, not 0 and d = {d}"]
+        return [f"F({count}, −1) = {cdf[0]} and F({count}, n) = {cdf[-1]}, not 0 and d = {d}"], 0.0
     for z in range(n + 1):
         mass = mpq(cdf[z + 1] - cdf[z], d)
         if mass != declared.prob(z):
             return [
                 f"F({count}, ·) gives output {z} probability {mass}, pmf({count}) "
                 f"{declared.prob(z)}"
-            ]
+            ], 0.0
     if (n + 1) * d <= ENUMERATE_U:  # the law of M(count, ·) over every u
         tally = [0] * (n + 1)
         for u in range(1, d + 1):
@@ -569,11 +579,11 @@ def _cdf_problems(sampler: CountingQuerySampler, count: int, declared: Pmf, seed
                 return [
                     f"M({count}, u) gives output {z} for {tally[z]} of the d = {d} values of u, "
                     f"but pmf({count}) declares probability {declared.prob(z)}"
-                ]
-        return []
+                ], 0.0
+        return [], 0.0
     # Too many u to enumerate: M(count, ·) must be the inverse of F(count, ·) (non-decreasing
     # in u, as Balcer–Vadhan's samplers are); checked exactly at both sides of every step of F
-    # and at random u.
+    # and at random u, which see a deviation on a share f of the u with probability 1 − (1 − f)^R.
     edges = {u for z in range(n + 1) for u in (cdf[z] + 1, cdf[z + 1]) if cdf[z] < cdf[z + 1]}
     rng = np.random.default_rng(seed + count)  # chooses test points only
     width = (d.bit_length() + 7) // 8 + 8  # 64 spare bits: the modulo is near uniform
@@ -585,5 +595,5 @@ def _cdf_problems(sampler: CountingQuerySampler, count: int, declared: Pmf, seed
                 f"M({count}, u={u}) = {sampler(count, u)}, but the inverse of its scaled CDF "
                 f"gives {expected} (with d = {d} too large to enumerate, M(c, ·) must be the "
                 "inverse of its scaled CDF)"
-            ]
-    return []
+            ], RANDOM_SHARE
+    return [], RANDOM_SHARE

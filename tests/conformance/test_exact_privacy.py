@@ -16,9 +16,12 @@ from dpplug.conformance.divergence import (
     max_likelihood_ratio,
 )
 from dpplug.conformance.probes.sampler import enclosed_privacy, sampler_privacy
+from dpplug.conformance.runner import run_contract
+from dpplug.conformance.settings import Settings
 from dpplug.enclosed_law import EnclosedLaw
 from dpplug.errors import NotSupported
 from dpplug.guarantee import COUNT_SENSITIVITY_1, Neighbouring, Relation
+from dpplug.plugin_registry import registry
 from dpplug.plugins.samplers import DiscreteGaussian
 
 HALVES = dpplug.Pmf({0: mpq(1, 2), 1: mpq(1, 2)})
@@ -254,3 +257,12 @@ def test_a_guarantee_undecided_at_every_precision_is_not_checked() -> None:
     sampler.honest_from = 1 << 20
     with pytest.raises(NotSupported, match="undecided"):
         enclosed_privacy(sampler)
+
+
+def test_exact_privacy_states_the_deviations_of_the_code_its_random_points_can_miss() -> None:
+    """geosample's u has hundreds of bits: its pieces are compared exactly at their ends and
+    at random points inside, so the power names the smallest deviation of the code seen with
+    probability 1/2 (16 points in a piece of probability at most 1), not "any"."""
+    result = run_contract(registry().get("geosample"), "exact-privacy", Settings())
+    assert result.passed and result.power.startswith("any (code: TV ")
+    assert 0 < result.weakness <= 1 - 2 ** (-1 / 16)
