@@ -30,12 +30,13 @@ each comparison decided from enclosures (:mod:`dpplug.enclosure`), exactly. A sa
 
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import Any
 
 from gmpy2 import mpq, mpz
 
 from dpplug.enclosure import Enclosure, Lift
-from dpplug.exact import ceil_div, smallest_error_bound, smallest_reaching
+from dpplug.exact import EXACT_BITS, ceil_div, smallest_error_bound, smallest_reaching
 from dpplug.guarantee import COUNT_SENSITIVITY_1, Accuracy, ErrorBound, Guarantee
 from dpplug.kinds import CountingQuerySampler
 from dpplug.params import Param, Schema, count_bound_param, epsilon_param, unit_fraction
@@ -89,6 +90,13 @@ class FastSample(CountingQuerySampler):
         self.core_d: int = int(self._core_d)
         self.d: int = (n + 1) * self.core_d * g
         self.derived = {**self.geometric.as_dict(), "gamma": self.gamma, "t": t}
+        self._cdf_enclosure = lru_cache(maxsize=1 << 14)(
+            lambda c, z: self._cdf(c, z)(Enclosure.of)
+        )
+        # exact values are read while d is short (cached: a few MiB at most), else on a rare tie
+        exact = lambda c, z: int(self._cdf(c, z)(mpz))  # noqa: E731
+        short = self.d.bit_length() <= EXACT_BITS
+        self._cdf_exact = lru_cache(maxsize=1 << 14)(exact) if short else exact
 
     @property
     def guarantee(self) -> Guarantee:
@@ -117,7 +125,7 @@ class FastSample(CountingQuerySampler):
             return 0
         if z >= self.n:
             return self.d
-        return int(self._cdf(count, z)(mpz))
+        return int(self._cdf_exact(count, z))
 
     def _output(self, count: int, u: int) -> int:
         n, t, core_d = self.n, self.t, self.core_d
@@ -131,7 +139,7 @@ class FastSample(CountingQuerySampler):
         low, high = max(0, above, count - t), min(below, count + t, n)
         return smallest_reaching(
             lambda z: self._scaled_cdf(z, count),
-            lambda z: self._cdf(count, z)(Enclosure.of) if z < n else Enclosure.of(self.d),
+            lambda z: self._cdf_enclosure(count, z) if z < n else Enclosure.of(self.d),
             low,
             high,
             u,
