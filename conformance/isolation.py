@@ -212,7 +212,7 @@ def _fork_server(environment: dict[str, str]) -> Iterator[Any]:
     stopped on the way out (a server left by another run would have another environment)."""
     context = multiprocessing.get_context("forkserver")
     context.set_forkserver_preload(_PRELOAD)
-    server = forkserver._forkserver  # the process's one fork server (no public handle)
+    server: Any = forkserver._forkserver  # the one fork server (its _stop has no public name)
     server._stop()
     with _environment(environment):
         server.ensure_running()
