@@ -1,20 +1,23 @@
 """Each plugin checked in its own process, with a time limit, several at once.
 
-``dpplug conform`` checks every registered plugin in a fresh interpreter (the ``spawn`` start
-method) that loads the built-in mechanisms and only that plugin's distribution, so one plugin can
-neither see nor disturb another, a plugin that hangs is stopped at its time limit, and one that
-crashes its process is reported, not fatal. Results come back as each plugin finishes.
+``dpplug conform`` checks every registered plugin in a fresh process that loads the built-in
+mechanisms and only that plugin's distribution, so one plugin can neither see nor disturb
+another, a plugin that hangs is stopped at its time limit, and one that crashes its process is
+reported, not fatal. Results come back as each plugin finishes. The processes are forked from a
+fork server started for the run (the ``forkserver`` start method), which has imported the suite
+and run nothing else, no plugin included; so each worker is spared the seconds of CPU that
+importing numpy, scipy, hypothesis and dpplug's core costs a fresh interpreter.
 
 Plugins run in the user's process and can patch anything there (``docs/trust.md``). What is cheap
 to detect is detected: before a third-party plugin loads, the worker fingerprints dpplug's own
 functions and classes (their identity and code) and the built-in mechanisms; a plugin whose
 loading changes any of them is reported as tampering and fails.
 
-Every worker starts with ``PYTHONHASHSEED`` set to the run's seed (mod 2³²), so that a run is
-reproducible even for a plugin whose output depends on string hashing, which the hygiene
-contract then catches by comparing with a second process started with the next hash seed
-(:mod:`.reproduction`): one shared by the run's built-ins, started with the run, and one per
-third-party plugin.
+Every worker (through the fork server) starts with ``PYTHONHASHSEED`` set to the run's seed
+(mod 2³²), so that a run is reproducible even for a plugin whose output depends on string
+hashing, which the hygiene contract then catches by comparing with a second process started with
+the next hash seed (:mod:`.reproduction`): one shared by the run's built-ins, started with the
+run, and one per third-party plugin.
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ import time
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
+from multiprocessing import forkserver
 from multiprocessing.connection import Connection, wait
 from typing import Any
 
@@ -44,6 +48,9 @@ from dpplug.plugin_registry import BrokenPlugin, Entry, Registry
 
 #: How long a dead worker may take to be reaped after it was told to stop.
 _GRACE_SECONDS = 5
+#: What the fork server imports once for every worker: the contracts and what they use (numpy,
+#: scipy, hypothesis, dpplug's core), most of a worker's start-up; plugins load in the worker.
+_PRELOAD = ["dpplug.conformance.isolation"]
 
 
 @dataclass(frozen=True)
@@ -178,17 +185,18 @@ def run_isolated(
 ) -> list[PluginResult]:
     """Check every target in its own process, *jobs* at a time, each stopped after *timeout*
     seconds; *on_result* is told of each result as it arrives."""
-    context = multiprocessing.get_context("spawn")
     waiting, running, results = deque(targets), list[_Running](), list[PluginResult]()
     hash_seed = str(settings.seed % HASH_SEEDS)
     builtins = [target.name for target in waiting if target.distribution is None]
-    with shared_process(builtins, settings.seed, other_hash_seed(hash_seed)) as shared:
+    with (
+        shared_process(builtins, settings.seed, other_hash_seed(hash_seed)) as shared,
+        _fork_server({"PYTHONHASHSEED": hash_seed, **shared}) as context,
+    ):
 
         def start(target: Target) -> _Running:
             receive, send = context.Pipe(duplex=False)
             process = context.Process(target=_worker, args=(target, settings, send), daemon=True)
-            with _environment({"PYTHONHASHSEED": hash_seed, **_built_in(target, shared)}):
-                process.start()
+            process.start()
             send.close()
             return _Running(target, process, receive, time.monotonic())
 
@@ -196,9 +204,22 @@ def run_isolated(
     return results
 
 
-def _built_in(target: Target, shared: dict[str, str]) -> dict[str, str]:
-    """*shared* for a built-in's worker; nothing for a third party's."""
-    return shared if target.distribution is None else {}
+@contextlib.contextmanager
+def _fork_server(environment: dict[str, str]) -> Iterator[Any]:
+    """The ``forkserver`` context, its server started for this run in *environment* (the run's
+    hash seed, and where the built-ins' second process answers, which a third party's worker
+    ignores: :class:`~.reproduction.SecondProcess`) after importing :data:`_PRELOAD`, and
+    stopped on the way out (a server left by another run would have another environment)."""
+    context = multiprocessing.get_context("forkserver")
+    context.set_forkserver_preload(_PRELOAD)
+    server: Any = forkserver._forkserver  # the one fork server (its _stop has no public name)
+    server._stop()
+    with _environment(environment):
+        server.ensure_running()
+    try:
+        yield context
+    finally:
+        server._stop()
 
 
 def _run(

@@ -5,10 +5,14 @@ events c reaches the critical value, the smallest c with Pr[Bin(N, β) ≥ c] < 
 stated as the smallest factor f for which a true rate of f·β is rejected with probability at
 least 1/2, and :func:`trials_for` gives the fewest draws that detect a given factor: the accuracy
 contract draws that many (the factor is the run's, :attr:`~.settings.Settings.detected_factor`), so
-an overclaim at β = 1/1000 is seen as surely as one at 1/20.
+an overclaim at β = 1/1000 is seen as surely as one at 1/20. Both are remembered per process
+(a contract asks the same few questions for every claim; each answer takes about a thousand
+binomial tails).
 """
 
 from __future__ import annotations
+
+from functools import cache
 
 from scipy.stats import binom
 
@@ -18,6 +22,7 @@ def critical(trials: int, beta: float, alpha: float) -> int:
     return int(binom.isf(alpha, trials, beta)) + 1
 
 
+@cache
 def detectable_factor(trials: int, beta: float, alpha: float) -> float:
     """The smallest f such that a true rate f·β is rejected with probability ≥ 1/2."""
     c = critical(trials, beta, alpha)
@@ -33,6 +38,7 @@ def detectable_factor(trials: int, beta: float, alpha: float) -> float:
     return high
 
 
+@cache
 def trials_for(beta: float, alpha: float, factor: float) -> int:
     """The fewest draws (to within 1%) whose test detects a rate of *factor*·β with probability
     at least 1/2."""

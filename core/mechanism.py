@@ -70,6 +70,9 @@ class Mechanism(ABC):
         self.registry: Registry | None = registry  # type: ignore[assignment]
         self.params: dict[str, Any] = self.schema.validate(params, self.name)
         self.derived: dict[str, Any] = {}
+        # The answers of accuracy(), made here so that shallow copies share them (an exact
+        # release law replays a copy per path: :mod:`dpplug.release_law`).
+        self._accuracies: dict[Any, Accuracy] = {}
 
     def registry_in_use(self) -> Registry:
         """:attr:`registry`, or the default registry when none was given (tested with ``is``)."""

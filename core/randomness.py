@@ -197,7 +197,15 @@ os.register_at_fork(after_in_child=_reseed_after_fork)
 
 
 class SeededSource(RandomSource):
-    """A reproducible source for tests and reports (PCG64 from numpy). Not for real releases."""
+    """A reproducible source for tests and reports (PCG64 from numpy). Not for real releases.
+
+    It serves exactly the bytes of numpy's ``Generator.bytes`` called with the same counts: a
+    request for k bytes takes the next max(1, ⌈k/4⌉) 32-bit words of the generator (little-endian)
+    and keeps the first k bytes. The words are drawn :data:`_POOL_WORDS` at a time and served from
+    a pool, since one numpy call per request costs more than a sampler's whole draw."""
+
+    #: 32-bit words drawn from the generator at once (more when a request needs more).
+    _POOL_WORDS = 1 << 10
 
     def __init__(self, seed: int) -> None:
         super().__init__()
@@ -207,9 +215,19 @@ class SeededSource(RandomSource):
             )
         self.seed = int(seed)
         self._generator = np.random.Generator(np.random.PCG64(self.seed))
+        self._pool, self._word = b"", 0  # drawn words (as bytes) and the next one to serve
 
     def random_bytes(self, count: int) -> bytes:
-        return self._generator.bytes(count)
+        words = max(1, (count + 3) // 4)
+        if 4 * (self._word + words) > len(self._pool):
+            fresh = self._generator.integers(
+                0, 1 << 32, size=max(words, self._POOL_WORDS), dtype=np.uint32
+            )
+            self._pool = self._pool[4 * self._word :] + fresh.astype("<u4").tobytes()
+            self._word = 0
+        start = 4 * self._word
+        self._word += words
+        return self._pool[start : start + count]
 
     def __repr__(self) -> str:
         return f"SeededSource({self.seed})"

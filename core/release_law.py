@@ -62,12 +62,12 @@ Law = dict[Bins, Any]  # output → mpq
 def bins(output: object) -> Bins:
     """The released (index, count) pairs of a dense or sparse histogram, in the order the
     release lists them; a program's output is already such a tuple."""
+    if isinstance(output, tuple):
+        return output
     if isinstance(output, DenseHistogram):
         return tuple((i, int(c)) for i, c in enumerate(output.counts))
     if isinstance(output, SparseHistogram):
         return tuple((int(i), int(c)) for i, c in zip(output.indices, output.counts, strict=True))
-    if isinstance(output, tuple):
-        return output
     raise NotSupported(f"no exact law for {type(output).__name__} outputs")
 
 

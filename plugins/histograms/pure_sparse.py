@@ -169,6 +169,9 @@ class PureSparseHistogramReleaser(HistogramReleaser):
         self.bits = bits_for(n, n + 1, self.delta_bits)
         #: F(v) of an empty bin's noise, one cache per releaser (and one key of its Bits draws).
         self._empty_cdf = lru_cache(maxsize=None)(partial(_empty_cdf, self.sampler))
+        #: Step 1 or 2: the random histogram (True) with probability β₂, drawn first by every
+        #: release (made once: an exact law replays the program for each of its paths).
+        self._mixing = Categorical({True: self.beta2, False: 1 - self.beta2})
         self.derived = {
             "sampler": repr(self.sampler),
             "beta2": self.beta2,
@@ -257,7 +260,7 @@ class PureSparseHistogramReleaser(HistogramReleaser):
         """The release as a program (sampled by :meth:`release`; its law is computable)."""
         # One U(1/β₂) draw, 1 being the random histogram (Categorical draws exactly that),
         # as two outcomes rather than 1/β₂, so that the law enumerates each branch once.
-        if (yield Categorical({True: self.beta2, False: 1 - self.beta2})):
+        if (yield self._mixing):
             return (yield from random_histogram(self.universe.size, self.n))
         order = partial(approximate_order_statistics, self._empty_cdf, self.n, bits=self.bits)
         return (

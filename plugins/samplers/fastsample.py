@@ -32,7 +32,7 @@ F(c, z) − (z+1)·d′ depends on c − z only, so its 2t + 2 values are comput
 
 from __future__ import annotations
 
-from functools import cached_property
+from functools import cached_property, lru_cache
 from typing import Any
 
 from gmpy2 import mpq, mpz
@@ -96,6 +96,9 @@ class FastSample(CountingQuerySampler):
         self.core_d: int = int(self._core_d)
         self.d: int = (n + 1) * self.core_d * g
         self.derived = {**self.geometric.as_dict(), "gamma": self.gamma, "t": t}
+        self._cdf_enclosure = lru_cache(maxsize=1 << 14)(
+            lambda c, z: self._cdf(c, z)(Enclosure.of)
+        )
 
     @property
     def guarantee(self) -> Guarantee:
@@ -154,7 +157,7 @@ class FastSample(CountingQuerySampler):
         low, high = max(0, above, count - t), min(below, count + t, n)
         return smallest_reaching(
             lambda z: self._scaled_cdf(z, count),
-            lambda z: self._cdf(count, z)(Enclosure.of) if z < n else Enclosure.of(self.d),
+            lambda z: self._cdf_enclosure(count, z) if z < n else Enclosure.of(self.d),
             low,
             high,
             u,

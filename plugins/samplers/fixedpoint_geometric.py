@@ -175,10 +175,14 @@ class FixedPointGeometric(CountingQuerySampler):
             v = u0[outside]
             left = -(n - 1) + (v - w.fold) // w.plateau
             right = r + 1 + (v - centre_end) // w.plateau
-            noise[outside] = np.select(
-                [v < w.fold, v < self._centre_start, v < centre_end + w.plateau * w.plateau_len],
-                [-n, left, right],
-                default=n,
+            noise[outside] = np.where(
+                v < w.fold,
+                -n,
+                np.where(
+                    v < self._centre_start,
+                    left,
+                    np.where(v < centre_end + w.plateau * w.plateau_len, right, n),
+                ),
             )
         return noise
 

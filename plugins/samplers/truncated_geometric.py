@@ -29,7 +29,13 @@ import numpy.typing as npt
 from gmpy2 import mpq, mpz
 
 from dpplug.enclosure import Enclosure, Lift
-from dpplug.exact import ceil_log2, exp_lower, smallest_error_bound, smallest_reaching
+from dpplug.exact import (
+    EXACT_BITS,
+    ceil_log2,
+    exp_lower,
+    smallest_error_bound,
+    smallest_reaching,
+)
 from dpplug.guarantee import COUNT_SENSITIVITY_1, Accuracy, ErrorBound, Guarantee
 from dpplug.inverse_cdf import BoundaryTable
 from dpplug.kinds import CountingQuerySampler
@@ -95,6 +101,10 @@ class TruncatedGeometric(CountingQuerySampler):
         self.delta = mpq(mpz(b) ** self.k, self._d)
         self.derived = {"exp_epsilon": L, "k": self.k, "achieved_delta": self.delta}
         self._g_enclosure = lru_cache(maxsize=1 << 14)(lambda j: self._g(j)(Enclosure.of))
+        # exact values are read while d is short (cached: a few MiB at most), else on a rare tie
+        exact = lambda j: self._g(j)(mpq)  # noqa: E731
+        short = self._d.bit_length() <= EXACT_BITS
+        self._g_exact = lru_cache(maxsize=1 << 10)(exact) if short else exact
 
     def _s(self, s: int) -> Any:
         """A formula of S(s) = Σ_{m=s}^{k} a^{k−m} b^m (0 for s > k; a − b divides a^m − b^m)."""
@@ -114,9 +124,6 @@ class TruncatedGeometric(CountingQuerySampler):
             return self._s(-j)
         d, upper = self._d, self._s(j + 1)
         return lambda lift: lift(d) - upper(lift)
-
-    def _g_exact(self, j: int) -> Any:
-        return self._g(j)(mpq)
 
     @property
     def guarantee(self) -> Guarantee:

@@ -25,6 +25,15 @@ def test_seeded_sources_are_reproducible_and_distinct() -> None:
     assert draws != [c.uniform(10**30) for _ in range(5)]
 
 
+def test_seeded_source_serves_numpys_bytes_for_the_same_requests() -> None:
+    """Its pool of drawn words changes no byte: the stream is numpy's ``Generator.bytes`` called
+    with the same counts (empty requests and requests past the pool included)."""
+    counts = [0, 1, 3, 4, 5, 0, 9, 17, 4000, 2, 8192, 7, 0, 33, 100_000, 1, 6]
+    source = dpplug.SeededSource(11)
+    reference = np.random.Generator(np.random.PCG64(11))
+    assert [source.random_bytes(k) for k in counts] == [reference.bytes(k) for k in counts]
+
+
 def test_uniform_covers_exactly_one_to_d() -> None:
     source = dpplug.SeededSource(1)
     seen = Counter(source.uniform(6) for _ in range(6000))
