@@ -587,7 +587,11 @@ def _cdf_problems(
     edges = {u for z in range(n + 1) for u in (cdf[z] + 1, cdf[z + 1]) if cdf[z] < cdf[z + 1]}
     rng = np.random.default_rng(seed + count)  # chooses test points only
     width = (d.bit_length() + 7) // 8 + 8  # 64 spare bits: the modulo is near uniform
-    randoms = {1 + int.from_bytes(rng.bytes(width), "little") % d for _ in range(RANDOM_U)}
+    pool = rng.bytes(width * RANDOM_U)  # one call: numpy's per-call cost dominated the loop
+    randoms = {
+        1 + int.from_bytes(pool[i : i + width], "little") % d
+        for i in range(0, width * RANDOM_U, width)
+    }
     for u in sorted(edges | randoms):
         expected = bisect.bisect_left(cdf, u, lo=1) - 1
         if sampler(count, u) != expected:
