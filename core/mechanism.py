@@ -108,6 +108,26 @@ class Mechanism(ABC):
         args = ", ".join(f"{k}={v}" for k, v in self.params.items() if v is not None)
         return f"dpplug.create({self.name!r}, {args})"
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        """A mechanism pickles as its class (by reference), its registry and its validated
+        parameters, and is rebuilt from them where it is unpickled: it is immutable once built
+        and a function of its parameters (the conformance suite's hygiene contract checks that
+        its outputs do not depend on its history), so what it computed from them (tables,
+        caches, which may hold functions that do not pickle) is computed again there."""
+        return (_rebuild, (type(self), self.registry, dict(self.params)))
+
+    def __copy__(self) -> Mechanism:
+        """A shallow copy shares what the mechanism computed (its caches), as ``copy.copy`` does
+        for plain objects; only pickling rebuilds (:meth:`__reduce__`)."""
+        copied = object.__new__(type(self))
+        copied.__dict__.update(self.__dict__)
+        return copied
+
+
+def _rebuild(cls: type[Mechanism], registry: Registry | None, params: dict[str, Any]) -> Mechanism:
+    """A mechanism from its pickle (:meth:`Mechanism.__reduce__`)."""
+    return cls(registry=registry, **params)
+
 
 def _is_registry(value: object) -> bool:
     from dpplug.plugin_registry import Registry
