@@ -24,12 +24,9 @@ import itertools
 import json
 import math
 import shutil
-import subprocess
 import sys
-import textwrap
 from collections.abc import Callable, Iterator
 from fractions import Fraction
-from pathlib import Path
 from types import ModuleType
 from typing import Any
 
@@ -39,6 +36,8 @@ from hypothesis import strategies as st
 
 dp = pytest.importorskip("opendp.prelude")
 mpmath = pytest.importorskip("mpmath")
+
+from fresh_interpreter import REPO, run_fresh  # noqa: E402
 
 import dpplug  # noqa: E402
 import dpplug.kinds  # noqa: E402
@@ -50,7 +49,6 @@ from dpplug.adapters.opendp import (  # noqa: E402
     then_measurement,
 )
 
-REPO = Path(__file__).resolve().parents[2]
 THIRD_PARTY = REPO / "examples" / "third_party_plugin"
 SELECTORS = (
     "optimal-partition-selection",
@@ -156,20 +154,6 @@ def hockey_stick(p: Any, q: Any, bound: Fraction) -> Fraction:
 def labels_data() -> list[str]:
     data = [label for label, n in HEAVY.items() for _ in range(n)]
     return data + [f"single{i:04d}" for i in range(SINGLES)]
-
-
-def run_fresh(code: str) -> dict[str, Any]:
-    """Run *code* in a fresh interpreter; it prints one JSON object on its last line."""
-    result = subprocess.run(
-        [sys.executable, "-c", textwrap.dedent(code)],
-        capture_output=True,
-        text=True,
-        cwd=REPO,
-        timeout=120,
-        check=False,
-    )
-    assert result.returncode == 0, result.stderr[-3000:]
-    return dict(json.loads(result.stdout.strip().splitlines()[-1]))
 
 
 @pytest.fixture(autouse=True, scope="module")

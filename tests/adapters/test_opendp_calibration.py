@@ -13,13 +13,9 @@ from __future__ import annotations
 
 import inspect
 import itertools
-import json
-import subprocess
 import sys
-import textwrap
 from collections.abc import Callable
 from fractions import Fraction
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -27,12 +23,13 @@ import pytest
 
 dp = pytest.importorskip("opendp.prelude")
 
+from fresh_interpreter import run_fresh  # noqa: E402
+
 import dpplug  # noqa: E402
 import dpplug.kinds  # noqa: E402
 from dpplug.adapters import opendp as adapter  # noqa: E402
 from dpplug.adapters.opendp import make_measurement  # noqa: E402
 
-REPO = Path(__file__).resolve().parents[2]
 #: A search's ε lands within this fraction of the target's ε, from below.
 SPENT = 0.99
 SAMPLERS = [entry.name for entry in dpplug.registry().entries(dpplug.kinds.SAMPLER)]
@@ -234,21 +231,6 @@ def test_selector_map_is_monotone_in_epsilon() -> None:
 # --------------------------------------------------------------------------------------------
 # the Context API
 # --------------------------------------------------------------------------------------------
-
-
-def run_fresh(code: str) -> dict[str, Any]:
-    """Run *code* in a fresh interpreter (``dp.register`` is global and refuses a second
-    registration); it prints one JSON object on its last line."""
-    result = subprocess.run(
-        [sys.executable, "-c", textwrap.dedent(code)],
-        capture_output=True,
-        text=True,
-        cwd=REPO,
-        timeout=300,
-        check=False,
-    )
-    assert result.returncode == 0, result.stderr[-3000:]
-    return dict(json.loads(result.stdout.strip().splitlines()[-1]))
 
 
 def test_context_solves_for_a_missing_epsilon_in_a_fresh_process() -> None:
