@@ -33,9 +33,18 @@ import numpy as np
 import numpy.typing as npt
 from gmpy2 import mpq
 
+from dpplug.conformance.divergence import exact_text
 from dpplug.conformance.replay import SMALL_DRAW, Law
+from dpplug.enclosed_law import EnclosedLaw
 from dpplug.errors import NotSupported
 from dpplug.randomness import RandomSource
+
+#: The smallest path probability a replay against an enclosed law explores
+#: (:func:`replay_against`).
+REPLAY_BUDGET = mpq(1, 1 << 10)
+#: The most replays of one call there (a call whose paths are finer, such as a discrete
+#: Gaussian of large σ, is not replayed).
+REPLAY_RUNS = 10_000
 
 #: ``bits(k)`` of more than this many bits is served as a :class:`LazyBits` word (a chunk of
 #: raw bits the code will slice); fewer bits as a :class:`LazyUniform`.
@@ -315,3 +324,39 @@ def bounded_law(
             continue
         found[output] = found.get(output, mpq(0)) + probability
     return BoundedLaw(found, unexplored, runs)
+
+
+def replay_against(
+    call: Callable[[RandomSource], int],
+    declared: EnclosedLaw,
+    what: str,
+    show: Callable[[int], str] = str,
+) -> tuple[str | None, Rat]:
+    """*call* replayed down to :data:`REPLAY_BUDGET` (:func:`bounded_law`) against the enclosed
+    law it declares: (how the code contradicts it, in words, or None; the unexplored mass U).
+
+    The explored paths give each output an exact lower bound found(y) on the code's probability,
+    so the code contradicts the law when found(y) > hi(y) (the mass outside the window against
+    the outside bound) or found(y) + U < lo(y). Any deviation of total-variation distance above U
+    plus the enclosure's width is seen. *what* names the call and *show* an output in the
+    text."""
+    replay = bounded_law(call, REPLAY_BUDGET, REPLAY_RUNS)
+    found, unexplored = replay.found, replay.unexplored
+    outside = sum((p for y, p in found.items() if y not in declared.window()), mpq(0))
+    if outside > declared.outside:
+        return (
+            f"{what} gives outputs outside [{show(declared.low)}, {show(declared.high)}] with "
+            f"probability at least {exact_text(outside)}, but its enclosed law bounds them by "
+            f"{exact_text(declared.outside)}"
+        ), unexplored
+    for y in declared.window():
+        at_least = found.get(y, mpq(0))
+        if at_least > declared.hi(y) or at_least + unexplored < declared.lo(y):
+            bound = "at least" if at_least > declared.hi(y) else "at most"
+            shown = at_least if at_least > declared.hi(y) else at_least + unexplored
+            return (
+                f"{what} gives {show(y)} with probability {bound} {float(shown):.6g} (replayed "
+                f"exactly, {replay.runs} runs), but its enclosed law puts it in "
+                f"[{float(declared.lo(y)):.6g}, {float(declared.hi(y)):.6g}]"
+            ), unexplored
+    return None, unexplored

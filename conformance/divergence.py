@@ -28,6 +28,10 @@ from dpplug.pmf import Pmf
 
 Rat = Any  # gmpy2.mpq (gmpy2 ships no type stubs)
 
+#: Precisions (bits) at which a guarantee is decided from enclosures, each tried only when the
+#: one before left it undecided.
+ENCLOSURE_PRECISIONS = (128, 256, 512, 1024, 2048, 4096)
+
 
 def _exact(value: object, what: str) -> Rat:
     """*value* as an mpq; floats, bools and strings are refused (this module is float-free)."""

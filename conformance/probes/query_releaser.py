@@ -4,13 +4,19 @@ sparse queries out.
 Input v is the dataset {x₀: v} (one row added or removed moves v by one: Blum & Roth's
 neighbours; the audit compares v = 0 and 1, and for a session ⌊n/2⌋ and ⌊n/2⌋ + 1); an output
 is the answer to the query {x₀: 1} in grid units, ⌊answer·n·W⌋ (for a session, the first answer
-after :meth:`~dpplug.QueryReleaser.start`). The noise of every built-in releaser is exact
-discrete Laplace or Gaussian noise, whose probabilities are irrational, so no exact law exists:
-exact privacy and the sampling law are skipped and the audit and the accuracy test check the
-releaser on samples (:attr:`Settings.releases` releases per input). For the same reason there
-is no :meth:`~.base.Probe.implementation_check` (no exact law to replay the code against), and
-every case is :meth:`~.base.Probe.small` (the generated cases only add hygiene checks, which
-are cheap on any of them).
+after :meth:`~dpplug.QueryReleaser.start`), or for the sampling law the first answer's exact
+value.
+
+A releaser that declares the law of its answers (:meth:`~dpplug.QueryReleaser.answer_law`:
+answers independent given the queries, each a function of its true answer) is verified exactly
+(docs/conformance.md#composed-sessions): the session's guarantee over k adaptive answers from
+the per-answer laws (:mod:`..composed_session`), its code replayed against them down to a budget
+of path probability (:meth:`QueryReleaserProbe.implementation_check`), and the first answer's
+real draws tested against the law inside its enclosure (:meth:`QueryReleaserProbe.tested_law`);
+cases with n·W above :data:`MAX_EXACT_SCALE` are too large and generated ones are dropped. The
+others, whose answers depend on each other (a sparse vector's threshold, a projection's
+synopsis), have no exact law: exact privacy and the sampling law are skipped, and the audit and
+the accuracy test check them on samples (:attr:`Settings.releases` releases per input).
 
 Accuracy is tested on a fixed workload of k m-sparse queries, chosen (from a seeded generator
 that draws nothing of the mechanism's) before any release, on a dataset over the first labels:
@@ -35,12 +41,16 @@ import random
 from collections.abc import Callable
 from dataclasses import dataclass
 from fractions import Fraction
-from functools import partial
+from functools import cached_property, partial
 from typing import Any, cast
 
 import numpy as np
 import numpy.typing as npt
+from gmpy2 import mpq
 
+from dpplug.conformance.bounded_replay import REPLAY_BUDGET, replay_against
+from dpplug.conformance.composed_session import MAX_LOSS_STEPS, MAX_QUERIES, session_privacy
+from dpplug.conformance.divergence import exact_text
 from dpplug.conformance.probes.base import (
     BETAS,
     LARGE,
@@ -56,9 +66,11 @@ from dpplug.conformance.probes.base import (
     quantile_plot,
 )
 from dpplug.conformance.settings import Settings
+from dpplug.enclosed_law import EnclosedLaw
 from dpplug.errors import BadParameter, DpplugError, NotSupported
 from dpplug.kinds import QueryReleaser
 from dpplug.pmf import Pmf
+from dpplug.polynomial_law import PolynomialLaw
 from dpplug.queries import QueryAnswers
 from dpplug.randomness import RandomSource, SeededSource
 from dpplug.universe import Universe
@@ -67,12 +79,15 @@ from dpplug.universe import Universe
 PROBE_LABELS = 6
 #: The largest n for which n + 1 rows are passed as a list (reading them takes time ∝ n).
 ROWS_LIMIT = 10_000
+#: The largest n·W whose declared answer laws are compared exactly (every pair of scaled answers
+#: at most W apart); generated cases above it are dropped.
+MAX_EXACT_SCALE = 2_000
 #: The most releases a sampled accuracy claim may take (each answers the k workload queries).
 MAX_RELEASE_TRIALS = 50_000
 NO_EXACT_LAW = (
-    "its answers carry discrete Laplace or Gaussian noise, whose probabilities (powers of "
-    "e^(−1/b)) are irrational, so no exact law exists; the audit and the accuracy contract check "
-    "it on samples"
+    "it declares no law of its answers (answer_law: its answers are not independent given the "
+    "queries), and its noise's probabilities (powers of e^(−1/b)) are irrational, so no exact "
+    "law of a session exists; the audit and the accuracy contract check it on samples"
 )
 
 
@@ -148,6 +163,49 @@ class QueryReleaserProbe(Probe):
     def law(self, value: int) -> Pmf:
         raise NotSupported(NO_EXACT_LAW)
 
+    @property
+    def declares_answer_law(self) -> bool:
+        """Whether the releaser declares :meth:`~dpplug.QueryReleaser.answer_law`."""
+        return type(self.releaser).answer_law is not QueryReleaser.answer_law
+
+    @cached_property
+    def answer_laws(self) -> dict[int, PolynomialLaw]:
+        """The declared law of an answer for every true scaled answer in [0, n·W]
+        (``NotSupported`` where the releaser declares none, or n·W is above
+        :data:`MAX_EXACT_SCALE`)."""
+        return {s: self._answer_law(s) for s in range(self.scale + 1)}
+
+    def _answer_law(self, scaled: int) -> PolynomialLaw:
+        if not self.declares_answer_law:
+            raise NotSupported(NO_EXACT_LAW)
+        if self.scale > MAX_EXACT_SCALE:
+            raise NotSupported(
+                f"n·W = {self.scale} is too large to compare every pair of scaled answers (the "
+                f"limit is {MAX_EXACT_SCALE})"
+            )
+        return self.releaser.answer_law(scaled)
+
+    def tested_law(self, value: int) -> tuple[Pmf, Any]:
+        """The first answer's declared law on {x₀: value} (scaled answer value·W), as the exact
+        law inside its enclosure nearest to its lower bounds, with the enclosure's width."""
+        scaled = value * self.releaser.workload.grid
+        enclosed = self._answer_law(scaled).enclosed()
+        return enclosed.nearest_pmf(scaled), enclosed.width()
+
+    def small(self, settings: Settings) -> bool:
+        """Every case without answer laws (only hygiene checks run on the generated ones); with
+        them, those whose session the exact check can compose: n·W at most
+        :data:`MAX_EXACT_SCALE` (every pair of scaled answers is compared) and k and k·W within
+        :data:`~..composed_session.MAX_QUERIES` and :data:`~..composed_session.MAX_LOSS_STEPS`."""
+        if not self.releaser.interactive or not self.declares_answer_law:
+            return True
+        workload = self.releaser.workload
+        return (
+            self.scale <= MAX_EXACT_SCALE
+            and workload.max_queries <= MAX_QUERIES
+            and workload.max_queries * workload.grid <= MAX_LOSS_STEPS
+        )
+
     def show_input(self, value: int) -> str:
         return str(self.dataset(value))
 
@@ -155,7 +213,75 @@ class QueryReleaserProbe(Probe):
         return f"answer·n·W = {value}"
 
     def exact_privacy(self, settings: Settings) -> PrivacyCheck:
-        raise NotSupported(NO_EXACT_LAW)
+        """For a releaser that declares its answer laws: the session's guarantee decided exactly
+        over k adaptive answers (:func:`~dpplug.conformance.composed_session.session_privacy`)."""
+        workload = self.releaser.workload
+        laws = self.answer_laws
+        failure, summary = session_privacy(
+            laws, workload.grid, workload.max_queries, self.guarantee
+        )
+        return PrivacyCheck(() if failure is None else (failure,), summary)
+
+    def implementation_check(self, settings: Settings) -> PrivacyCheck:
+        """For a releaser that declares its answer laws: sessions replayed against them down to a
+        budget of path probability (:func:`~dpplug.conformance.bounded_replay.replay_against`):
+        the first answer on each dataset of :meth:`_replayed` (the same true answer from
+        different data, so an answer that depends on more than its true answer is seen), and
+        the first two answers to the same query, against the product of their laws (so answers
+        that share noise are seen)."""
+        if not self.declares_answer_law:
+            return PrivacyCheck((), "")
+        laws, worst = self.answer_laws, mpq(0)
+        try:
+            for data, query, scaled in self._replayed():
+                call = partial(self._first_answer, data, query)
+                what = f"the first answer to {query} on {data}"
+                declared = laws[scaled].enclosed()
+                failure, unexplored = replay_against(call, declared, what)
+                if failure is not None:
+                    return PrivacyCheck((failure,), "")
+                worst = max(worst, unexplored)
+            data, query, scaled = self._replayed()[-1]
+            width = self.scale + 1
+            joint = _product(laws[scaled].enclosed(), width)
+            what = f"the first two answers to {query} on {data}"
+            failure, unexplored = replay_against(
+                partial(self._two_answers, data, query),
+                joint,
+                what,
+                lambda y: f"answers ({y // width}, {y % width})",
+            )
+        except NotSupported as exc:
+            return PrivacyCheck((), f"answers not replayed: {exc}")
+        if failure is not None:
+            return PrivacyCheck((failure,), "")
+        return PrivacyCheck(
+            (),
+            f"answers replayed against their declared laws on {len(self._replayed())} datasets "
+            f"and in pairs down to path probability {exact_text(REPLAY_BUDGET)} (a deviation of "
+            f"total variation above the unexplored mass is seen: {float(worst):.2g} for one "
+            f"answer, {float(unexplored):.2g} for a pair)",
+            float(max(worst, unexplored)),
+        )
+
+    def _replayed(self) -> list[tuple[dict[Any, int], dict[Any, int], int]]:
+        """(data, query, its true scaled answer): the empty data, {x₀: ⌊n/2⌋} asked {x₀: 1}, and
+        {x₀: ⌊n/2⌋, x₅: 1} asked {x₀: 1, x₅: 0}, whose true answer is the second's (when n
+        allows the extra row)."""
+        labels, n, grid = probe_labels(self.releaser), self.releaser.n, self.releaser.workload.grid
+        x, other = labels[0], labels[-1]
+        middle = {x: n // 2}
+        replayed = [({}, {x: 1}, 0), (middle, {x: 1}, n // 2 * grid)]
+        if n // 2 + 1 <= n and other != x:
+            replayed.append(({x: n // 2, other: 1}, {x: 1, other: 0}, n // 2 * grid))
+        return replayed
+
+    def _first_answer(self, data: object, query: object, source: RandomSource) -> int:
+        return int(self.releaser.start(data, source).answer(query) * self.scale)
+
+    def _two_answers(self, data: object, query: object, source: RandomSource) -> int:
+        first, second = self.releaser.start(data, source).answers([query, query])
+        return int(first * self.scale) * (self.scale + 1) + int(second * self.scale)
 
     # Accuracy: a fixed workload on a dataset over the first labels.
 
@@ -385,6 +511,15 @@ class QueryReleaserProbe(Probe):
             if source.draws != before:
                 problems.append("a session drew randomness before refusing a query past the k-th")
         return problems
+
+
+def _product(law: EnclosedLaw, width: int) -> EnclosedLaw:
+    """Two independent outputs of *law* (on [0, width)) as the single output a·width + b: the
+    bounds multiply (nothing outside, as *law* has nothing outside)."""
+    if law.low != 0 or law.high != width - 1 or law.outside:
+        raise NotSupported("the answer law is not enclosed on every answer in [0, n·W]")
+    bounds = tuple((la * lb, ha * hb) for la, ha in law.bounds for lb, hb in law.bounds)
+    return EnclosedLaw(0, bounds, mpq(0), law.precision)
 
 
 def _data_dependent(public: dict[str, dict[str, Any]]) -> list[str]:

@@ -19,8 +19,9 @@ import numpy as np
 import numpy.typing as npt
 from gmpy2 import mpq
 
-from dpplug.conformance.bounded_replay import bounded_law
+from dpplug.conformance.bounded_replay import REPLAY_BUDGET, replay_against
 from dpplug.conformance.divergence import (
+    ENCLOSURE_PRECISIONS,
     WorstCase,
     enclosed_hockey_stick,
     enclosed_ratio,
@@ -61,11 +62,6 @@ REPLAYED_COUNTS = 4
 EVERY_COUNT = 8
 #: The largest a whose tail is computed exactly for a sampler without a count bound.
 MAX_EXACT_A = 1 << 12
-#: The smallest path probability the bounded replay of a sampler with an enclosed law explores.
-REPLAY_BUDGET = mpq(1, 1 << 10)
-#: The most replays per count of that bounded replay (a case whose paths are finer, such as a
-#: discrete Gaussian of large σ, is not replayed).
-REPLAY_RUNS = 10_000
 #: The most draws a sampled accuracy claim may take (the sampler is vectorised).
 MAX_TRIALS = 4_000_000
 
@@ -140,11 +136,6 @@ def sampler_privacy(
         passed=not failures,
         failures=tuple(failures),
     )
-
-
-#: Precisions (bits) at which an enclosed law's guarantee is decided, each tried only when the
-#: one before left it undecided.
-ENCLOSURE_PRECISIONS = (128, 256, 512, 1024, 2048, 4096)
 
 
 def enclosed_privacy(
@@ -349,47 +340,19 @@ class SamplerProbe(Probe):
         return PrivacyCheck(tuple(problems[:1]), "; ".join(parts), code_tv)
 
     def _bounded_replay(self) -> PrivacyCheck:
-        """``sample()`` at each of :attr:`inputs` replayed along every path of probability at
-        least :data:`REPLAY_BUDGET` (:func:`~dpplug.conformance.bounded_replay.bounded_law`)
-        against the enclosed law: the explored paths give each output an exact lower bound
-        found(y) on the implementation's probability and leave an exact unexplored mass U, so the
-        code contradicts its declaration when found(y) > hi(y) (mass outside the window against
-        the outside bound) or found(y) + U < lo(y). Any deviation of total-variation distance
-        above U plus the enclosure's width is seen."""
+        """``sample()`` at each of :attr:`inputs` replayed against the enclosed law down to a
+        budget of path probability
+        (:func:`~dpplug.conformance.bounded_replay.replay_against`)."""
         sampler, worst = self.sampler, mpq(0)
         for count in self.inputs:
-            declared = sampler.enclosed_law(count)
+            call = partial(_sample_one, sampler, count)
+            what = f"sample() at count {count}"
             try:
-                replay = bounded_law(
-                    partial(_sample_one, sampler, count), REPLAY_BUDGET, REPLAY_RUNS
-                )
+                failure, unexplored = replay_against(call, sampler.enclosed_law(count), what)
             except NotSupported as exc:
                 return PrivacyCheck((), f"sample() not replayed: {exc}")
-            found, unexplored = replay.found, replay.unexplored
-            outside = sum((p for y, p in found.items() if y not in declared.window()), mpq(0))
-            if outside > declared.outside:
-                return PrivacyCheck(
-                    (
-                        f"sample() at count {count} draws outputs outside [{declared.low}, "
-                        f"{declared.high}] with probability at least {exact_text(outside)}, but "
-                        f"its enclosed law bounds them by {exact_text(declared.outside)}",
-                    ),
-                    "",
-                )
-            for y in declared.window():
-                at_least = found.get(y, mpq(0))
-                if at_least > declared.hi(y) or at_least + unexplored < declared.lo(y):
-                    bound = "at least" if at_least > declared.hi(y) else "at most"
-                    shown = at_least if at_least > declared.hi(y) else at_least + unexplored
-                    return PrivacyCheck(
-                        (
-                            f"sample() at count {count} draws output {y} with probability "
-                            f"{bound} {float(shown):.6g} (replayed exactly, {replay.runs} runs), "
-                            f"but its enclosed law puts it in [{float(declared.lo(y)):.6g}, "
-                            f"{float(declared.hi(y)):.6g}]",
-                        ),
-                        "",
-                    )
+            if failure is not None:
+                return PrivacyCheck((failure,), "")
             worst = max(worst, unexplored)
         return PrivacyCheck(
             (),

@@ -26,6 +26,7 @@ from dpplug.guarantee import LossBound, Relation
 from dpplug.hookspecs import Register, hookspec
 from dpplug.kind import CentralPlan, DataForm, Kind, LabelDistance, PipelineRole
 from dpplug.mechanism import Mechanism
+from dpplug.polynomial_law import PolynomialLaw
 from dpplug.queries import Declaration, LabelCounts, QueryAnswers, Workload, label_counts
 from dpplug.randomness import RandomSource, default_source
 from dpplug.universe import Universe
@@ -90,6 +91,23 @@ class QueryReleaser(Mechanism):
     @abstractmethod
     def _start(self, counts: LabelCounts, source: RandomSource) -> QueryAnswers:
         """The release for validated label counts, drawn from *source*."""
+
+    def answer_law(self, scaled: int) -> PolynomialLaw:
+        """Optional: the exact law of a session's released answer, in grid units, to a query
+        whose true scaled answer n·W·Q(D) is *scaled* (0 ≤ scaled ≤ n·W).
+
+        A releaser declares it when its session answers every query independently of the other
+        answers given the queries asked, with a law that depends on the true answer alone (fresh
+        noise per answer, as the Laplace mechanism composed). Then the session's guarantee is
+        the adaptive composition of k such answers, and the conformance suite verifies it
+        exactly (docs/conformance.md#composed-sessions): the largest privacy loss of one answer
+        between scaled answers at most W apart (one row added or removed moves a scaled answer
+        by its weight, at most W), composed over k adaptively chosen queries; and it replays the
+        session's code against the law. Not declared by default (``NotSupported``)."""
+        raise NotSupported(
+            f"{self.name} does not declare the law of its answers (they are not independent "
+            f"given the queries, or depend on more than the true answer)"
+        )
 
     @classmethod
     def central_plan(cls) -> CentralPlan:

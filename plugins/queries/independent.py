@@ -27,6 +27,7 @@ from dpplug.guarantee import Accuracy, ErrorBound, Guarantee
 from dpplug.kinds import QueryReleaser
 from dpplug.params import Schema
 from dpplug.plugins.queries.workload import ADD_REMOVE_ROW, releaser_params, set_public
+from dpplug.polynomial_law import PolynomialLaw, clamped_laplace_law
 from dpplug.queries import Declaration, LabelCounts, QuerySession, SparseQuery, clamp
 from dpplug.randomness import RandomSource
 
@@ -78,6 +79,10 @@ class IndependentLaplace(QueryReleaser):
             "units 1/(nW)); at β/k for all k answers (union bound); at most n·W (answers are "
             "clamped to [0, 1])",
         )
+
+    def answer_law(self, scaled: int) -> PolynomialLaw:
+        """clamp(scaled + Y, 0, n·W) with Y discrete Laplace of scale W/ε₀, exactly."""
+        return clamped_laplace_law(self.noise_scale, scaled, self.n * self.workload.grid)
 
     def _start(self, counts: LabelCounts, source: RandomSource) -> QuerySession:
         return IndependentSession(self.declaration(), counts, self.noise_scale, source)

@@ -8,6 +8,9 @@ from collections.abc import Iterable
 from fractions import Fraction
 from typing import Any
 
+from gmpy2 import mpq
+
+from dpplug.discrete_noise import discrete_laplace
 from dpplug.guarantee import Accuracy, ErrorBound
 from dpplug.hookspecs import Register, hookimpl
 from dpplug.plugins.queries import (
@@ -130,6 +133,34 @@ class RoundsCallersQueries(IndependentLaplace):
         return _RoundingSession(self.declaration(), counts, self.noise_scale, source)
 
 
+class ForgetsComposition(IndependentLaplace):
+    """Gives every answer the whole ε instead of its share of the k answers, and declares the
+    answer law it really has: one answer is fine, the session is not."""
+
+    name = "zoo-forgets-composition"
+
+    def __init__(self, **params: object) -> None:
+        super().__init__(**params)
+        self.noise_scale = mpq(self.workload.grid) / mpq(self.params["epsilon"])
+
+
+class _SharedNoiseSession(IndependentSession):
+    def _answer(self, query: SparseQuery) -> int:
+        if not hasattr(self, "_noise"):  # one noise for the whole session
+            self._noise = discrete_laplace(self._scale, self._source)
+        return clamp(query.scaled_answer(self._counts) + self._noise, self.scale)
+
+
+class SharedNoise(IndependentLaplace):
+    """Draws one noise per session and adds it to every answer: each answer alone has the
+    declared law, but the answers are not independent."""
+
+    name = "zoo-shared-noise"
+
+    def _start(self, counts: LabelCounts, source: RandomSource) -> _SharedNoiseSession:
+        return _SharedNoiseSession(self.declaration(), counts, self.noise_scale, source)
+
+
 class _ExactUpdateSession(SparseMultiplicativeWeightsSession):
     def _answer(self, query: SparseQuery) -> int:
         answer = super()._answer(query)
@@ -157,6 +188,8 @@ ZOO: dict[type, tuple[str, str]] = {
     FirstLabelSessions: ("hygiene", "the answers depend on the order of a query's labels"),
     ExactUpdates: ("audit", "more than the declared ε"),
     RoundsCallersQueries: ("hygiene", "changed the caller's data"),
+    ForgetsComposition: ("exact-privacy", "the same query asked k = 4 times already has"),
+    SharedNoise: ("exact-privacy", "the first two answers to"),
 }
 
 

@@ -66,14 +66,24 @@ def test_the_workload_is_fixed_sparse_and_on_the_grid() -> None:
     assert true_answer({0: Fraction(1, 2), 1: 1}, {0: 4, 1: 1}, 10) == Fraction(3, 10)
 
 
-def test_the_probe_has_no_exact_law_and_draws_answers_in_grid_units() -> None:
+def test_the_probe_draws_answers_in_grid_units_with_exact_laws_only_where_declared() -> None:
+    for name in ("sparse-projection", "sparse-multiplicative-weights"):
+        (undeclared, *_) = list(probes(dpplug.registry().get(name)))
+        with pytest.raises(NotSupported, match="irrational"):
+            undeclared.tested_law(0)
+        with pytest.raises(NotSupported, match="irrational"):
+            undeclared.exact_privacy(FAST)
     entry = dpplug.registry().get("independent-laplace")
     (probe, *_) = list(probes(entry))
     assert isinstance(probe, QueryReleaserProbe)
     with pytest.raises(NotSupported, match="irrational"):
         probe.law(0)
-    with pytest.raises(NotSupported, match="irrational"):
-        probe.exact_privacy(FAST)
+    middle = probe.inputs[1]
+    law, width = probe.tested_law(middle)
+    assert 0 < width < 2**-100
+    centre = middle * probe.releaser.workload.grid
+    assert law.prob(centre) == max(law.prob(z) for z in law)
+    assert probe.exact_privacy(FAST).failures == ()
     draws = probe.draw(probe.inputs[1], 50, dpplug.SeededSource(1))
     scale = probe.releaser.n * probe.releaser.workload.grid
     assert draws.dtype.kind == "i" and draws.min() >= 0 and draws.max() <= scale

@@ -1,0 +1,147 @@
+"""The exact privacy of a session of independent answers: one answer's exact loss, the optimal
+composition over adaptive queries, the repeated query, and the decision between them."""
+
+from __future__ import annotations
+
+import itertools
+from math import comb
+
+import pytest
+from gmpy2 import mpq
+
+from dpplug.bounds import Ball, ball, lower, precise, upper
+from dpplug.conformance.composed_session import (
+    answer_loss,
+    optimal_composition,
+    repeated_pair,
+    session_privacy,
+)
+from dpplug.conformance.divergence import enclosed_hockey_stick
+from dpplug.errors import NotSupported
+from dpplug.exact import exp_lower, exp_upper
+from dpplug.guarantee import Guarantee, Relation
+from dpplug.polynomial_law import PolynomialLaw, clamped_laplace_law
+
+SCALE, N_W, W = mpq(2), 6, 2  # ε₁ = W/scale = 1
+
+
+def laws(scale: mpq = SCALE) -> dict[int, PolynomialLaw]:
+    return {s: clamped_laplace_law(scale, s, N_W) for s in range(N_W + 1)}
+
+
+def guarantee(exp_epsilon: mpq, delta: mpq = 0) -> Guarantee:
+    return Guarantee(exp_epsilon, delta, Relation.ADD_REMOVE)
+
+
+def overlaps(a: Ball, b: Ball) -> bool:
+    return bool(lower(a) <= upper(b) and lower(b) <= upper(a))
+
+
+def test_one_answers_loss_is_w_over_the_scale_at_the_clamped_end() -> None:
+    found = answer_loss(laws(), W)
+    assert found.epsilon1 == 1
+    assert found.pair == (0, 2) and found.output == 0
+
+
+@pytest.mark.parametrize("k", [1, 2, 3, 5])
+def test_the_optimal_composition_is_the_randomized_response_products_divergence(k: int) -> None:
+    epsilon1, e = mpq(1, 2), exp_upper(mpq(k, 3), 64)
+    with precise(256):
+        found = optimal_composition(epsilon1, k, e)
+        p = ball(epsilon1).exp() / (1 + ball(epsilon1).exp())  # Pr[the truthful side]
+        brute = ball(0)
+        for outcome in itertools.product((0, 1), repeat=k):
+            ones = sum(outcome)
+            left = p ** (k - ones) * (1 - p) ** ones
+            right = p**ones * (1 - p) ** (k - ones)
+            excess = left - ball(e) * right
+            if excess > 0:
+                brute += excess
+        assert overlaps(found, brute)
+        assert upper(found) > 0
+
+
+def test_kov_theorem_3_3_at_its_own_epsilons() -> None:
+    """δ_i = Σ_{l<i} C(k,l)(e^{(k−l)ε₀} − e^{(k−2i+l)ε₀})/(1+e^{ε₀})^k at e^ε = e^{(k−2i)ε₀},
+    with e^ε given as a rational just above it."""
+    k, epsilon0 = 4, mpq(3, 10)
+    with precise(256):
+        e0 = ball(epsilon0).exp()
+        for i in range(1, 3):
+            e = exp_upper((k - 2 * i) * epsilon0, 200)
+            theorem = (
+                sum(
+                    (comb(k, j) * (e0 ** (k - j) - e0 ** (k - 2 * i + j)) for j in range(i)),
+                    ball(0),
+                )
+                / (1 + e0) ** k
+            )
+            found = optimal_composition(epsilon0, k, e)
+            assert upper(found) <= upper(theorem) and lower(theorem) - lower(found) < mpq(1, 2**150)
+
+
+def test_pure_composition_is_zero_exactly_when_k_answers_fit() -> None:
+    with precise(256):
+        assert upper(optimal_composition(mpq(1), 3, exp_upper(mpq(3), 64))) == 0
+        assert lower(optimal_composition(mpq(1), 3, exp_lower(mpq(3), 64))) > 0
+
+
+def test_the_repeated_pair_once_is_the_hockey_stick_of_the_two_laws() -> None:
+    p, q = laws()[1], laws()[3]
+    e = mpq(3, 2)
+    with precise(256):
+        once = repeated_pair(p, q, 1, e)
+    low, high = enclosed_hockey_stick(p.enclosed(256), q.enclosed(256), e)
+    assert low - mpq(1, 2**200) <= upper(once) and lower(once) <= high + mpq(1, 2**200)
+
+
+def test_the_repeated_pair_twice_is_the_product_laws_hockey_stick() -> None:
+    p, q = laws()[0], laws()[2]
+    e = mpq(5, 2)
+    with precise(256):
+        twice = repeated_pair(p, q, 2, e)
+        qb = (-1 / ball(SCALE)).exp()
+        brute = ball(0)
+        for a, b in itertools.product(range(N_W + 1), repeat=2):
+            excess = p.probability(a, qb) * p.probability(b, qb) - ball(e) * q.probability(
+                a, qb
+            ) * q.probability(b, qb)
+            if excess > 0:
+                brute += excess
+        assert overlaps(twice, brute)
+
+
+def test_a_pure_session_passes_at_k_epsilon1_and_fails_just_below() -> None:
+    failure, summary = session_privacy(laws(), W, 3, guarantee(exp_upper(mpq(3), 64)))
+    assert failure is None
+    assert "ε₁ = 1" in summary and "δ ≤ 0" in summary
+    failure, _ = session_privacy(laws(), W, 3, guarantee(exp_lower(mpq(3), 64)))
+    assert failure is not None and "the same query asked k = 3 times already has" in failure
+
+
+def test_an_approximate_session_passes_fails_or_is_left_undecided() -> None:
+    e = exp_upper(mpq(2), 64)
+    with precise(256):
+        adaptive = upper(optimal_composition(mpq(1), 4, e))
+        p, q = laws()[0], laws()[2]
+        repeated = lower(repeated_pair(p, q, 4, e))
+    assert 0 < repeated < adaptive
+    assert session_privacy(laws(), W, 4, guarantee(e, adaptive * 2))[0] is None
+    failure, _ = session_privacy(laws(), W, 4, guarantee(e, repeated / 2))
+    assert failure is not None and "already has hockey-stick divergence" in failure
+    with pytest.raises(NotSupported, match="neither proved nor refuted"):
+        session_privacy(laws(), W, 4, guarantee(e, (repeated + adaptive) / 2))
+
+
+def test_a_law_that_does_not_sum_to_one_fails() -> None:
+    found = laws()
+    law = found[2]
+    found[2] = PolynomialLaw(law.scale, law.low, law.terms[:-1], law.denominator)
+    failure, _ = session_privacy(found, W, 3, guarantee(exp_upper(mpq(3), 64)))
+    assert failure is not None and "true scaled answer is 2 does not sum to one" in failure
+
+
+def test_ratios_that_are_not_powers_of_q_are_not_decided() -> None:
+    found = {0: clamped_laplace_law(SCALE, 0, 1), 1: clamped_laplace_law(mpq(3), 1, 1)}
+    with pytest.raises(NotSupported, match="not a power of q"):
+        session_privacy(found, 1, 2, guarantee(mpq(10)))
