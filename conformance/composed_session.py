@@ -11,30 +11,29 @@ adaptively chosen queries, decided rigorously from the law of one answer
 2. **k answers, any adaptive choice of queries: an upper bound.** Every ε₁-DP mechanism is a
    post-processing of randomized response with e^{ε₁}, adaptively too, so k of them are together
    (ε, δ)-DP for δ = Σ_l C(k, l)·max(0, e^{(k−l)ε₁} − e^ε·e^{lε₁})/(1 + e^{ε₁})^k, and for no
-   smaller δ in general (Kairouz, Oh, Viswanath, "The Composition Theorem for Differential
-   Privacy", ICML 2015, Thm 3.3; Murtagh & Vadhan 2016).
+   smaller δ in general (:func:`dpplug.composition.optimal_delta_at`; Kairouz, Oh, Viswanath,
+   "The Composition Theorem for Differential Privacy", ICML 2015, Thm 3.3).
 3. **The same query asked k times: a lower bound.** The session's own worst pair, composed k
    times non-adaptively: the hockey-stick divergence of the k-fold products at e^ε, from the
    exact distribution of the summed privacy loss (k-fold convolution of one answer's).
 
-Both are evaluated in balls with outward rounding; the guarantee passes when the upper bound is
-at most δ, fails when the lower bound exceeds it, and is recomputed at the next of
-:data:`~.divergence.ENCLOSURE_PRECISIONS` in between (a sign that stays undecided is a term
-where e^{jε₁} equals e^ε, impossible for e^ε rational and jε₁ a non-zero rational, by
-Lindemann). For a pure guarantee (δ = 0) the two bounds agree: both are zero exactly when
-e^{kε₁} ≤ e^ε.
+Both are evaluated in balls with outward rounding (a term whose sign, e^{jε₁} against e^ε, the
+precision leaves open is enclosed together with 0: :func:`dpplug.composition.exp_exceeds`); the
+guarantee passes when the upper bound is at most δ, fails when the lower bound exceeds it, and
+is recomputed at the next of :data:`~.divergence.ENCLOSURE_PRECISIONS` in between. For a pure
+guarantee (δ = 0) the two bounds agree: both are zero exactly when e^{kε₁} ≤ e^ε.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from math import comb
 from typing import Any
 
 import flint
 from gmpy2 import mpq
 
-from dpplug.bounds import Ball, ball, lower, precise, upper
+from dpplug.bounds import Ball, ball, lower, positive_part, precise, upper
+from dpplug.composition import MAX_OPTIMAL_STEPS, exp_exceeds, optimal_delta_at
 from dpplug.conformance.divergence import ENCLOSURE_PRECISIONS, exact_text
 from dpplug.errors import NotSupported
 from dpplug.guarantee import Guarantee
@@ -45,13 +44,9 @@ Rat = Any  # gmpy2.mpq
 
 #: The most answers whose composition is decided exactly (the optimal composition sums k + 1
 #: terms).
-MAX_QUERIES = 4096
+MAX_QUERIES = MAX_OPTIMAL_STEPS
 #: The largest k·W (the summed loss of k answers takes up to 2kW + 1 values).
 MAX_LOSS_STEPS = 1 << 16
-
-
-class _Undecided(Exception):
-    """A sign the working precision could not decide."""
 
 
 @dataclass(frozen=True)
@@ -87,32 +82,6 @@ def answer_loss(laws: dict[int, PolynomialLaw], sensitivity: int) -> AnswerLoss:
     return worst
 
 
-def _sign(x: Ball) -> int:
-    if x > 0:
-        return 1
-    if x < 0:
-        return -1
-    raise _Undecided
-
-
-def _exp_minus(exponent: Rat, exp_epsilon: Rat) -> int:
-    """The sign of e^{exponent} − e^ε, exactly (both 1 when exponent = 0 and e^ε = 1)."""
-    if exponent == 0:
-        return int(exp_epsilon < 1) - int(exp_epsilon > 1)
-    return _sign(ball(exponent).exp() - ball(exp_epsilon))
-
-
-def optimal_composition(epsilon1: Rat, k: int, exp_epsilon: Rat) -> Ball:
-    """δ of k adaptively composed ε₁-DP mechanisms at e^ε (KOV15 Thm 3.3; see the module
-    docstring), as a ball at the working precision."""
-    e1 = ball(epsilon1).exp()
-    total = ball(0)
-    for ones in range(k + 1):
-        if _exp_minus((k - 2 * ones) * epsilon1, exp_epsilon) > 0:
-            total += comb(k, ones) * (e1 ** (k - ones) - ball(exp_epsilon) * e1**ones)
-    return total / (1 + e1) ** k
-
-
 def repeated_pair(p: PolynomialLaw, q: PolynomialLaw, k: int, exp_epsilon: Rat) -> Ball:
     """The hockey-stick divergence at e^ε of P^k against Q^k (the same query asked k times), as a
     ball: E_{P^k}[max(0, 1 − e^ε·e^{−L})] for the summed loss L. One answer's losses are j/b for
@@ -131,8 +100,10 @@ def repeated_pair(p: PolynomialLaw, q: PolynomialLaw, k: int, exp_epsilon: Rat) 
     divergence = ball(0)
     for i, mass in enumerate(summed.coeffs()):
         loss = mpq(k * low + i) / scale
-        if _exp_minus(loss, exp_epsilon) > 0:
-            divergence += mass * (1 - ball(exp_epsilon) * (-ball(loss)).exp())
+        side = exp_exceeds(loss, exp_epsilon)
+        if side is not False:
+            excess = mass * (1 - ball(exp_epsilon) * (-ball(loss)).exp())
+            divergence += excess if side else positive_part(excess)
     return divergence
 
 
@@ -159,11 +130,8 @@ def session_privacy(
     p, q = laws[worst.pair[0]], laws[worst.pair[1]]
     for bits in ENCLOSURE_PRECISIONS:
         with precise(bits):
-            try:
-                adaptive = optimal_composition(worst.epsilon1, k, e)
-                repeated = max(repeated_pair(p, q, k, e), repeated_pair(q, p, k, e), key=upper)
-            except _Undecided:
-                continue
+            adaptive = optimal_delta_at(worst.epsilon1, k, e)
+            repeated = max(repeated_pair(p, q, k, e), repeated_pair(q, p, k, e), key=lower)
             low, high = max(mpq(0), lower(repeated)), max(mpq(0), upper(adaptive))
         one = (
             f"one answer's loss ≤ ε₁ = {exact_text(worst.epsilon1)} (attained: scaled answers "

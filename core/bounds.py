@@ -46,6 +46,15 @@ def ball(value: object) -> Ball:
     return flint.arb(flint.fmpq(int(q.numerator), int(q.denominator)))
 
 
+def positive_part(x: Ball) -> Ball:
+    """max(0, x), enclosed: x or 0 where the ball's sign is decided, else a ball holding both."""
+    if x > 0:
+        return x
+    if x < 0:
+        return ball(0)
+    return ball(0).union(x)
+
+
 def _rational(exact: Ball) -> Rat:
     mantissa, exponent = exact.man_exp()
     mantissa, exponent = int(mantissa), int(exponent)

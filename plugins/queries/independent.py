@@ -5,10 +5,11 @@ A query's scaled answer n·W·Q(D) = Σ_x w_x·c_x (:mod:`dpplug.queries`) chang
 when one row is added or removed (one count moves by one, its weight is at most W), so the
 answer plus discrete Laplace noise of scale W/ε₀ (exact, :func:`dpplug.discrete_noise.
 discrete_laplace`) is ε₀-DP: neighbouring laws have likelihood ratio at most e^{W/scale}. The k
-adaptively chosen answers compose to (ε, δ) with ε₀ the larger of ε/k (basic composition, δ = 0)
-and the advanced composition theorem's (Dwork, Rothblum, Vadhan 2010, Thm III.3), computed
-rigorously (:func:`dpplug.composition.step_budget`). Answers are clamped to [0, 1]
-(post-processing, which only lowers the error).
+adaptively chosen answers compose to (ε, δ) with ε₀ = ε/k for δ = 0 (basic composition), and
+otherwise the largest step the optimal composition theorem allows (Kairouz, Oh, Viswanath 2015,
+Thm 3.3; up to 4,096 queries, beyond which the advanced composition theorem of Dwork, Rothblum,
+Vadhan 2010, Thm III.3), computed rigorously (:func:`dpplug.composition.step_budget`). Answers
+are clamped to [0, 1] (post-processing, which only lowers the error).
 
 Accuracy: per query the smallest a with Pr[|Y| > a] ≤ β, exactly from the discrete Laplace
 tail 2q^{a+1}/(1 + q), q = e^{−ε₀/W}; all k answers at once, the same at β/k (union bound);

@@ -11,13 +11,15 @@ round(n·W·Q(𝒟_t)), a public value.
 
 **The wrapper.** With α the IDC's accuracy (α_g = α·n·W grid units), s and c = ⌊4(ln s + 1)/α²⌋
 (the most updates, Thm 3.5), and ε₀ the largest step with which 2c ε₀-DP steps compose to (ε, δ)
-(advanced composition, DRV10 Thm III.3, over the c sparse-vector rounds and the c noisy answers
-at once; C2 composes each half at (ε/2, δ/2) with ε₀ = (ε/2)/√(8c·ln(2/δ)), which this ε₀
-always exceeds), noise is exact discrete Laplace (:mod:`dpplug.discrete_noise`) of scales
-b_thr = 2Δ/ε₀, b_q = 4Δ/ε₀ and b_ans = Δ/ε₀. A round draws ρ ~ Lap(b_thr); each query draws
-ν⁺, ν⁻ ~ Lap(b_q) and, if A − H + ν⁺ ≥ τ + ρ or H − A + ν⁻ ≥ τ + ρ, releases
-Â = clamp(A + Lap(b_ans)), updates the IDC with Â (downwards if Â < H) and ends the round;
-otherwise it releases H. After c updates the session refuses further queries.
+(:func:`dpplug.composition.step_budget`: the optimal composition theorem, KOV15 Thm 3.3, up to
+4,096 steps and advanced composition, DRV10 Thm III.3, beyond, over the c sparse-vector rounds
+and the c noisy answers at once; C2 composes each half at (ε/2, δ/2) with
+ε₀ = (ε/2)/√(8c·ln(2/δ)), which this ε₀ always exceeds), noise is exact discrete Laplace
+(:mod:`dpplug.discrete_noise`) of scales b_thr = 2Δ/ε₀, b_q = 4Δ/ε₀ and b_ans = Δ/ε₀. A round
+draws ρ ~ Lap(b_thr); each query draws ν⁺, ν⁻ ~ Lap(b_q) and, if A − H + ν⁺ ≥ τ + ρ or
+H − A + ν⁻ ≥ τ + ρ, releases Â = clamp(A + Lap(b_ans)), updates the IDC with Â (downwards if
+Â < H) and ends the round; otherwise it releases H. After c updates the session refuses
+further queries.
 
 **Privacy.** Each round is AboveThreshold on the sensitivity-Δ queries ±(A − H): with integer Δ
 the shifts ρ + Δ and ν + 2Δ of the proof (Dwork & Roth 2014, Thm 3.23) are bijections of ℤ whose
@@ -51,7 +53,7 @@ from typing import Any
 from gmpy2 import mpq
 
 from dpplug.bounds import ball, log_float, lower_of, upper_of
-from dpplug.composition import StepBudget, advanced_step_estimate, step_budget
+from dpplug.composition import StepBudget, step_budget, step_estimate
 from dpplug.discrete_noise import discrete_laplace, laplace_error, laplace_error_estimate
 from dpplug.errors import BadParameter, NotSupported
 from dpplug.guarantee import Accuracy, ErrorBound, Guarantee
@@ -162,7 +164,7 @@ def _estimate(
     for _ in range(20):
         s = x * (math.log(s) + 1)
     c = max(1, math.floor(4 * (math.log(math.ceil(s)) + 1) / alpha**2))
-    e0 = max(eps / (2 * c), advanced_step_estimate(eps, log_inverse_delta, 2 * c))
+    e0 = step_estimate(eps, log_inverse_delta, 2 * c)
     a_rho = laplace_error_estimate(2 * grid / e0, log_beta - math.log(3 * c))
     a_nu = laplace_error_estimate(4 * grid / e0, log_beta - math.log(6 * k))
     a_ans = laplace_error_estimate(grid / e0, log_beta - math.log(3 * c))

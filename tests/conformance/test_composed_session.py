@@ -4,15 +4,14 @@ composition over adaptive queries, the repeated query, and the decision between 
 from __future__ import annotations
 
 import itertools
-from math import comb
 
 import pytest
 from gmpy2 import mpq
 
 from dpplug.bounds import Ball, ball, lower, precise, upper
+from dpplug.composition import optimal_delta_at
 from dpplug.conformance.composed_session import (
     answer_loss,
-    optimal_composition,
     repeated_pair,
     session_privacy,
 )
@@ -41,49 +40,6 @@ def test_one_answers_loss_is_w_over_the_scale_at_the_clamped_end() -> None:
     found = answer_loss(laws(), W)
     assert found.epsilon1 == 1
     assert found.pair == (0, 2) and found.output == 0
-
-
-@pytest.mark.parametrize("k", [1, 2, 3, 5])
-def test_the_optimal_composition_is_the_randomized_response_products_divergence(k: int) -> None:
-    epsilon1, e = mpq(1, 2), exp_upper(mpq(k, 3), 64)
-    with precise(256):
-        found = optimal_composition(epsilon1, k, e)
-        p = ball(epsilon1).exp() / (1 + ball(epsilon1).exp())  # Pr[the truthful side]
-        brute = ball(0)
-        for outcome in itertools.product((0, 1), repeat=k):
-            ones = sum(outcome)
-            left = p ** (k - ones) * (1 - p) ** ones
-            right = p**ones * (1 - p) ** (k - ones)
-            excess = left - ball(e) * right
-            if excess > 0:
-                brute += excess
-        assert overlaps(found, brute)
-        assert upper(found) > 0
-
-
-def test_kov_theorem_3_3_at_its_own_epsilons() -> None:
-    """δ_i = Σ_{l<i} C(k,l)(e^{(k−l)ε₀} − e^{(k−2i+l)ε₀})/(1+e^{ε₀})^k at e^ε = e^{(k−2i)ε₀},
-    with e^ε given as a rational just above it."""
-    k, epsilon0 = 4, mpq(3, 10)
-    with precise(256):
-        e0 = ball(epsilon0).exp()
-        for i in range(1, 3):
-            e = exp_upper((k - 2 * i) * epsilon0, 200)
-            theorem = (
-                sum(
-                    (comb(k, j) * (e0 ** (k - j) - e0 ** (k - 2 * i + j)) for j in range(i)),
-                    ball(0),
-                )
-                / (1 + e0) ** k
-            )
-            found = optimal_composition(epsilon0, k, e)
-            assert upper(found) <= upper(theorem) and lower(theorem) - lower(found) < mpq(1, 2**150)
-
-
-def test_pure_composition_is_zero_exactly_when_k_answers_fit() -> None:
-    with precise(256):
-        assert upper(optimal_composition(mpq(1), 3, exp_upper(mpq(3), 64))) == 0
-        assert lower(optimal_composition(mpq(1), 3, exp_lower(mpq(3), 64))) > 0
 
 
 def test_the_repeated_pair_once_is_the_hockey_stick_of_the_two_laws() -> None:
@@ -122,7 +78,7 @@ def test_a_pure_session_passes_at_k_epsilon1_and_fails_just_below() -> None:
 def test_an_approximate_session_passes_fails_or_is_left_undecided() -> None:
     e = exp_upper(mpq(2), 64)
     with precise(256):
-        adaptive = upper(optimal_composition(mpq(1), 4, e))
+        adaptive = upper(optimal_delta_at(mpq(1), 4, e))
         p, q = laws()[0], laws()[2]
         repeated = lower(repeated_pair(p, q, 4, e))
     assert 0 < repeated < adaptive
