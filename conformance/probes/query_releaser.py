@@ -252,7 +252,7 @@ class QueryReleaserProbe(Probe):
                 lambda y: f"answers ({y // width}, {y % width})",
             )
         except NotSupported as exc:
-            return PrivacyCheck((), f"answers not replayed: {exc}")
+            return PrivacyCheck((), f"answers not replayed: {exc}", 1.0)  # nothing of the code seen
         if failure is not None:
             return PrivacyCheck((failure,), "")
         return PrivacyCheck(

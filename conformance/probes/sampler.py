@@ -350,7 +350,7 @@ class SamplerProbe(Probe):
             try:
                 failure, unexplored = replay_against(call, sampler.enclosed_law(count), what)
             except NotSupported as exc:
-                return PrivacyCheck((), f"sample() not replayed: {exc}")
+                return PrivacyCheck((), f"sample() not replayed: {exc}", 1.0)  # nothing seen
             if failure is not None:
                 return PrivacyCheck((failure,), "")
             worst = max(worst, unexplored)
