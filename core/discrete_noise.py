@@ -202,6 +202,30 @@ def laplace_log_mgf(scale: Rat, x: Ball) -> Ball:
     return -(1 - r * x.expm1()).log() - (1 - r * (-x).expm1()).log()
 
 
+def laplace_enclosure(scale: Rat, bits: int) -> EnclosedLaw:
+    """The law of Y, discrete Laplace of rational *scale* (Pr[Y = y] = (1 − q)·q^{|y|}/(1 + q),
+    q = e^{−1/scale}), enclosed at *bits* bits on the window ±w, w the smallest integer whose
+    tail Pr[|Y| > w] = 2q^{w+1}/(1 + q) is below about 2^−bits (bounded above as the outside
+    mass)."""
+    w = math.ceil(float(scale) * (bits + 2) * math.log(2))
+    if w > MAX_ENCLOSED_RADIUS:
+        raise NotSupported(
+            f"the discrete Laplace of scale ≈ {float(scale):.3g} needs a window of ±{w:,} outputs "
+            f"to enclose at {bits} bits (the limit is ±{MAX_ENCLOSED_RADIUS:,})"
+        )
+    return _laplace_noise_enclosure(mpq(scale), w, bits)
+
+
+@functools.lru_cache(maxsize=16)
+def _laplace_noise_enclosure(scale: Rat, w: int, bits: int) -> EnclosedLaw:
+    with precise(bits):
+        q = (-1 / ball(scale)).exp()
+        centre = (1 - q) / (1 + q)
+        halves = [(lower(centre * q**j), upper(centre * q**j)) for j in range(w + 1)]
+        outside = upper(2 * q ** (w + 1) / (1 + q))
+    return EnclosedLaw(-w, (*halves[:0:-1], *halves), outside, bits)
+
+
 def gaussian_enclosure(sigma2: Rat, centre: int, bits: int) -> EnclosedLaw:
     """The law of centre + Y, Y discrete Gaussian of rational variance parameter σ² (CKS 2020,
     Def. 1: Pr[Y = y] = e^{−y²/(2σ²)}/N, N = Σ_z e^{−z²/(2σ²)}), enclosed at *bits* bits.

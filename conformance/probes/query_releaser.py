@@ -13,10 +13,16 @@ answers independent given the queries, each a function of its true answer) is ve
 the per-answer laws (:mod:`..composed_session`), its code replayed against them down to a budget
 of path probability (:meth:`QueryReleaserProbe.implementation_check`), and the first answer's
 real draws tested against the law inside its enclosure (:meth:`QueryReleaserProbe.tested_law`);
-cases with n·W above :data:`MAX_EXACT_SCALE` are too large and generated ones are dropped. The
-others, whose answers depend on each other (a sparse vector's threshold, a projection's
-synopsis), have no exact law: exact privacy and the sampling law are skipped, and the audit and
-the accuracy test check them on samples (:attr:`Settings.releases` releases per input).
+cases with n·W above :data:`MAX_EXACT_SCALE` are too large and generated ones are dropped. A
+non-interactive releaser that declares the noise of its coordinates
+(:meth:`~dpplug.QueryReleaser.coordinate_noise`: T coordinates, each moved by at most one by a
+row, with independent noise) is verified exactly too
+(docs/conformance.md#projected-coordinates): its guarantee as the divergence of all T
+coordinates moved by one (:mod:`..coordinate_privacy`), and the noise its releases report
+(:meth:`~dpplug.QueryReleaser.release_noise`) tested against the declared law. The others,
+whose answers depend on each other (a sparse vector's threshold), have no exact law: exact
+privacy and the sampling law are skipped, and the audit and the accuracy test check them on
+samples (:attr:`Settings.releases` releases per input).
 
 Accuracy is tested on a fixed workload of k m-sparse queries, chosen (from a seeded generator
 that draws nothing of the mechanism's) before any release, on a dataset over the first labels:
@@ -50,7 +56,8 @@ from gmpy2 import mpq
 
 from dpplug.conformance.bounded_replay import REPLAY_BUDGET, replay_against
 from dpplug.conformance.composed_session import MAX_LOSS_STEPS, MAX_QUERIES, session_privacy
-from dpplug.conformance.divergence import exact_text
+from dpplug.conformance.coordinate_privacy import coordinate_privacy
+from dpplug.conformance.divergence import ENCLOSURE_PRECISIONS, exact_text
 from dpplug.conformance.probes.base import (
     BETAS,
     LARGE,
@@ -82,12 +89,16 @@ ROWS_LIMIT = 10_000
 #: The largest n·W whose declared answer laws are compared exactly (every pair of scaled answers
 #: at most W apart); generated cases above it are dropped.
 MAX_EXACT_SCALE = 2_000
+#: The most coordinates whose declared noise is checked exactly (the T-th power of one
+#: coordinate's loss polynomial).
+MAX_COORDINATES = 4096
 #: The most releases a sampled accuracy claim may take (each answers the k workload queries).
 MAX_RELEASE_TRIALS = 50_000
 NO_EXACT_LAW = (
-    "it declares no law of its answers (answer_law: its answers are not independent given the "
-    "queries), and its noise's probabilities (powers of e^(−1/b)) are irrational, so no exact "
-    "law of a session exists; the audit and the accuracy contract check it on samples"
+    "it declares neither the law of its answers (answer_law: its answers are not independent "
+    "given the queries) nor its coordinates' noise (coordinate_noise), and its noise's "
+    "probabilities (powers of e^(−1/b)) are irrational, so no exact law of a release exists; "
+    "the audit and the accuracy contract check it on samples"
 )
 
 
@@ -185,18 +196,50 @@ class QueryReleaserProbe(Probe):
             )
         return self.releaser.answer_law(scaled)
 
+    @property
+    def declares_coordinate_noise(self) -> bool:
+        """Whether the releaser declares :meth:`~dpplug.QueryReleaser.coordinate_noise`."""
+        return type(self.releaser).coordinate_noise is not QueryReleaser.coordinate_noise
+
     def tested_law(self, value: int) -> tuple[Pmf, Any]:
-        """The first answer's declared law on {x₀: value} (scaled answer value·W), as the exact
-        law inside its enclosure nearest to its lower bounds, with the enclosure's width."""
+        """The first answer's declared law on {x₀: value} (scaled answer value·W), or with
+        declared coordinate noise the first coordinate's noise law, as the exact law inside its
+        enclosure nearest to its lower bounds, with the enclosure's width."""
+        if self.declares_coordinate_noise:
+            noise = self.releaser.coordinate_noise().enclosed(ENCLOSURE_PRECISIONS[0])
+            return noise.nearest_pmf(0), noise.width()
         scaled = value * self.releaser.workload.grid
         enclosed = self._answer_law(scaled).enclosed()
         return enclosed.nearest_pmf(scaled), enclosed.width()
 
+    def law_draw(self, value: int, size: int, source: RandomSource) -> npt.NDArray[Any]:
+        """With declared coordinate noise, the noise of every coordinate
+        (:meth:`~dpplug.QueryReleaser.release_noise`) of ⌈size/T⌉ releases on {x₀: value}, the
+        first *size* of them (independent when the declaration holds); else :meth:`draw`."""
+        if not self.declares_coordinate_noise:
+            return self.draw(value, size, source)
+        releaser, data = self.releaser, self.dataset(value)
+        noise: list[int] = []
+        while len(noise) < size:
+            noise += releaser.release_noise(releaser.start(data, source), data)
+        return np.array(noise[:size], dtype=np.int64)
+
     def small(self, settings: Settings) -> bool:
-        """Every case without answer laws (only hygiene checks run on the generated ones); with
-        them, those whose session the exact check can compose: n·W at most
+        """Every case without answer laws or coordinate noise (only hygiene checks run on the
+        generated ones); with coordinate noise, at most :data:`MAX_COORDINATES` coordinates and
+        a noise narrow enough to enclose; with answer laws, those whose session the exact check
+        can compose: n·W at most
         :data:`MAX_EXACT_SCALE` (every pair of scaled answers is compared) and k and k·W within
         :data:`~..composed_session.MAX_QUERIES` and :data:`~..composed_session.MAX_LOSS_STEPS`."""
+        if self.declares_coordinate_noise:
+            noise = self.releaser.coordinate_noise()
+            if noise.coordinates > MAX_COORDINATES:
+                return False
+            try:
+                noise.enclosed(ENCLOSURE_PRECISIONS[0])
+            except NotSupported:
+                return False
+            return True
         if not self.releaser.interactive or not self.declares_answer_law:
             return True
         workload = self.releaser.workload
@@ -215,6 +258,15 @@ class QueryReleaserProbe(Probe):
     def exact_privacy(self, settings: Settings) -> PrivacyCheck:
         """For a releaser that declares its answer laws: the session's guarantee decided exactly
         over k adaptive answers (:func:`~dpplug.conformance.composed_session.session_privacy`)."""
+        if self.declares_coordinate_noise:
+            noise = self.releaser.coordinate_noise()
+            if noise.coordinates > MAX_COORDINATES:
+                raise NotSupported(
+                    f"T = {noise.coordinates} coordinates are too many to check exactly (the "
+                    f"limit is {MAX_COORDINATES})"
+                )
+            failure, summary = coordinate_privacy(noise, self.guarantee)
+            return PrivacyCheck(() if failure is None else (failure,), summary)
         workload = self.releaser.workload
         laws = self.answer_laws
         failure, summary = session_privacy(
@@ -229,6 +281,10 @@ class QueryReleaserProbe(Probe):
         different data, so an answer that depends on more than its true answer is seen), and
         the first two answers to the same query, against the product of their laws (so answers
         that share noise are seen)."""
+        if self.declares_coordinate_noise:
+            return PrivacyCheck(
+                (), "coordinate noise not replayed (the sampling law tests its law)", 1.0
+            )
         if not self.declares_answer_law:
             return PrivacyCheck((), "")
         laws, worst = self.answer_laws, mpq(0)

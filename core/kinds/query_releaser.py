@@ -21,6 +21,7 @@ from __future__ import annotations
 from abc import abstractmethod
 from typing import Any, ClassVar
 
+from dpplug.coordinate_noise import CoordinateNoise
 from dpplug.errors import BadParameter, NotSupported
 from dpplug.guarantee import LossBound, Relation
 from dpplug.hookspecs import Register, hookspec
@@ -108,6 +109,23 @@ class QueryReleaser(Mechanism):
             f"{self.name} does not declare the law of its answers (they are not independent "
             f"given the queries, or depend on more than the true answer)"
         )
+
+    def coordinate_noise(self) -> CoordinateNoise:
+        """Optional, for a non-interactive release whose private part is T integer coordinates,
+        each a value that one row added or removed moves by at most 1 plus its own independent
+        noise (a random projection's column sums): that noise
+        (:class:`~dpplug.coordinate_noise.CoordinateNoise`). The conformance suite then decides
+        the guarantee exactly, as the divergence of the T coordinates all moved by one
+        (docs/conformance.md#projected-coordinates), and tests the noise that
+        :meth:`release_noise` reports against the declared law. Not declared by default
+        (``NotSupported``)."""
+        raise NotSupported(f"{self.name} does not declare the noise of its coordinates")
+
+    def release_noise(self, release: QueryAnswers, data: object) -> list[int]:
+        """With :meth:`coordinate_noise`: the noise *release* added to its coordinates, its
+        coordinates minus their values on *data* (the data it was released from), for the
+        conformance suite's test of the declared noise law."""
+        raise NotSupported(f"{self.name} does not declare the noise of its coordinates")
 
     @classmethod
     def central_plan(cls) -> CentralPlan:

@@ -43,6 +43,7 @@ import numpy.typing as npt
 from gmpy2 import mpq
 
 from dpplug.composition import StepBudget, largest_rho, step_budget, zcdp_delta
+from dpplug.coordinate_noise import CoordinateNoise, GaussianCoordinates, LaplaceCoordinates
 from dpplug.discrete_noise import discrete_gaussian, discrete_laplace
 from dpplug.errors import BadData, BadParameter, NotSupported
 from dpplug.exact import exp_upper
@@ -60,7 +61,7 @@ from dpplug.plugins.queries.projection_accuracy import (
 )
 from dpplug.plugins.queries.workload import ADD_REMOVE_ROW, releaser_params, set_public
 from dpplug.projections import ProjectionHash, ProjectionShape, SparseProjection
-from dpplug.queries import LabelCounts
+from dpplug.queries import LabelCounts, QueryAnswers
 from dpplug.randomness import RandomSource, SystemSource
 from dpplug.universe import Universe, parse_universe
 
@@ -250,6 +251,25 @@ class SparseProjectionReleaser(QueryReleaser):
         noise = draw(self.noise_parameter, source, len(sums))
         noisy = tuple(s + z for s, z in zip(sums, noise, strict=True))
         return SparseProjection(self.declaration(), projection_hash, noisy)
+
+    def coordinate_noise(self) -> CoordinateNoise:
+        """Discrete Laplace of scale 1/ε₁ or discrete Gaussian of variance σ² on each of the T
+        column sums, which one row moves by exactly 1 each (entries ±1)."""
+        t = self.projection.dimension
+        if self.noise == "laplace":
+            return LaplaceCoordinates(self.noise_parameter, t)
+        return GaussianCoordinates(self.noise_parameter, t)
+
+    def release_noise(self, release: QueryAnswers, data: object) -> list[int]:
+        """Y − S: the released sums minus the column sums of *data* under the release's hash."""
+        if not isinstance(release, SparseProjection):
+            raise BadData(f"a {self.name} release is a SparseProjection, got {type(release)}")
+        counts = self.label_counts(data)
+        universe = self.universe
+        assert universe is not None
+        indices = [universe.index(x) for x in counts.labels]
+        sums = release.hash.column_sums(indices, counts.counts)
+        return [y - s for y, s in zip(release.sums, sums, strict=True)]
 
     @classmethod
     def central_plan(cls) -> CentralPlan:

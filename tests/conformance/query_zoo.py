@@ -10,7 +10,8 @@ from typing import Any
 
 from gmpy2 import mpq
 
-from dpplug.discrete_noise import discrete_laplace
+from dpplug.composition import step_budget
+from dpplug.discrete_noise import discrete_gaussian, discrete_laplace
 from dpplug.guarantee import Accuracy, ErrorBound
 from dpplug.hookspecs import Register, hookimpl
 from dpplug.plugins.queries import (
@@ -20,6 +21,7 @@ from dpplug.plugins.queries import (
 )
 from dpplug.plugins.queries.independent import IndependentSession
 from dpplug.plugins.queries.sparse_mw import SparseMultiplicativeWeightsSession
+from dpplug.projections import ProjectionHash, SparseProjection
 from dpplug.queries import LabelCounts, SparseQuery, clamp
 from dpplug.randomness import RandomSource
 
@@ -161,6 +163,33 @@ class SharedNoise(IndependentLaplace):
         return _SharedNoiseSession(self.declaration(), counts, self.noise_scale, source)
 
 
+class HalfBudgetProjection(SparseProjectionReleaser):
+    """Noises its T column sums as if they were T/2 (the step for half the coordinates), and
+    declares the noise it really adds."""
+
+    name = "zoo-half-budget-projection"
+
+    def _configure(self, dimension: int) -> None:
+        super()._configure(dimension)
+        if self.budget is not None:
+            half = step_budget(self.params["epsilon"], self.params["delta"], max(1, dimension // 2))
+            self.noise_parameter = 1 / half.epsilon0
+
+
+class NarrowNoiseProjection(SparseProjectionReleaser):
+    """Adds noise of 4/5 the declared scale (or variance) to each column sum."""
+
+    name = "zoo-narrow-noise-projection"
+
+    def _noisy(
+        self, projection_hash: ProjectionHash, sums: list[int], source: RandomSource
+    ) -> SparseProjection:
+        draw = discrete_laplace if self.noise == "laplace" else discrete_gaussian
+        noise = draw(self.noise_parameter * mpq(4, 5), source, len(sums))
+        noisy = tuple(s + z for s, z in zip(sums, noise, strict=True))
+        return SparseProjection(self.declaration(), projection_hash, noisy)
+
+
 class _ExactUpdateSession(SparseMultiplicativeWeightsSession):
     def _answer(self, query: SparseQuery) -> int:
         answer = super()._answer(query)
@@ -190,6 +219,8 @@ ZOO: dict[type, tuple[str, str]] = {
     RoundsCallersQueries: ("hygiene", "changed the caller's data"),
     ForgetsComposition: ("exact-privacy", "the same query asked k = 4 times already has"),
     SharedNoise: ("exact-privacy", "the first two answers to"),
+    HalfBudgetProjection: ("exact-privacy", "moving all T = 16 coordinates by one gives"),
+    NarrowNoiseProjection: ("sampling-law", "samples do not follow the declared law"),
 }
 
 
