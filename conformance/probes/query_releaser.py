@@ -1,8 +1,9 @@
 """The probe of the query-releaser kind: small datasets over the first labels in, answers to
 sparse queries out.
 
-Input v is the dataset {x₀: v} (one row added or removed moves v by one: Blum & Roth's
-neighbours; the audit compares v = 0 and 1, and for a session ⌊n/2⌋ and ⌊n/2⌋ + 1); an output
+Input v is the dataset {x₀: v}, v = 0, ⌊n/2⌋ and n (one row added or removed moves v by one:
+Blum & Roth's neighbours; the audit compares v = 0 and 1, and for a session ⌊n/2⌋ and
+⌊n/2⌋ + 1); an output
 is the answer to the query {x₀: 1} in grid units, ⌊answer·n·W⌋ (for a session, the first answer
 after :meth:`~dpplug.QueryReleaser.start`), or for the sampling law the first answer's exact
 value.
@@ -141,7 +142,9 @@ class QueryReleaserProbe(Probe):
 
     @property
     def inputs(self) -> tuple[int, ...]:
-        return (0, self.releaser.n // 2)
+        """Both ends of the range and the middle: {x₀: 0}, {x₀: ⌊n/2⌋} and {x₀: n}, whose true
+        answers to {x₀: 1} are 0, about half and the top, n·W (the two clamped ends)."""
+        return (0, self.releaser.n // 2, self.releaser.n)
 
     @property
     def pairs(self) -> tuple[tuple[int, int], ...]:
@@ -265,13 +268,13 @@ class QueryReleaserProbe(Probe):
         )
 
     def _replayed(self) -> list[tuple[dict[Any, int], dict[Any, int], int]]:
-        """(data, query, its true scaled answer): the empty data, {x₀: ⌊n/2⌋} asked {x₀: 1}, and
-        {x₀: ⌊n/2⌋, x₅: 1} asked {x₀: 1, x₅: 0}, whose true answer is the second's (when n
-        allows the extra row)."""
+        """(data, query, its true scaled answer): the empty data, {x₀: ⌊n/2⌋} and {x₀: n} asked
+        {x₀: 1} (both clamped ends of [0, n·W] and the middle), and {x₀: ⌊n/2⌋, x₅: 1} asked
+        {x₀: 1, x₅: 0}, whose true answer is the second's (when n allows the extra row)."""
         labels, n, grid = probe_labels(self.releaser), self.releaser.n, self.releaser.workload.grid
         x, other = labels[0], labels[-1]
         middle = {x: n // 2}
-        replayed = [({}, {x: 1}, 0), (middle, {x: 1}, n // 2 * grid)]
+        replayed = [({}, {x: 1}, 0), (middle, {x: 1}, n // 2 * grid), ({x: n}, {x: 1}, n * grid)]
         if n // 2 + 1 <= n and other != x:
             replayed.append(({x: n // 2, other: 1}, {x: 1, other: 0}, n // 2 * grid))
         return replayed

@@ -161,6 +161,24 @@ class SharedNoise(IndependentLaplace):
         return _SharedNoiseSession(self.declaration(), counts, self.noise_scale, source)
 
 
+class _ExactAtTopSession(IndependentSession):
+    def _answer(self, query: SparseQuery) -> int:
+        scaled = query.scaled_answer(self._counts)
+        if scaled == self.scale:  # "the noise would be clamped away anyway"
+            return scaled
+        return super()._answer(query)
+
+
+class ExactAtTop(IndependentLaplace):
+    """Releases the true answer, without noise, when it is the top of the range n·W, and
+    declares the clamped Laplace law there too: the probe's datasets must reach both ends."""
+
+    name = "zoo-exact-at-top"
+
+    def _start(self, counts: LabelCounts, source: RandomSource) -> _ExactAtTopSession:
+        return _ExactAtTopSession(self.declaration(), counts, self.noise_scale, source)
+
+
 class _ExactUpdateSession(SparseMultiplicativeWeightsSession):
     def _answer(self, query: SparseQuery) -> int:
         answer = super()._answer(query)
@@ -190,6 +208,7 @@ ZOO: dict[type, tuple[str, str]] = {
     RoundsCallersQueries: ("hygiene", "changed the caller's data"),
     ForgetsComposition: ("exact-privacy", "the same query asked k = 4 times already has"),
     SharedNoise: ("exact-privacy", "the first two answers to"),
+    ExactAtTop: ("exact-privacy", "the first answer to {'x0': 1} on {'x0': 50} gives"),
 }
 
 

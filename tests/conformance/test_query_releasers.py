@@ -78,6 +78,7 @@ def test_the_probe_draws_answers_in_grid_units_with_exact_laws_only_where_declar
     assert isinstance(probe, QueryReleaserProbe)
     with pytest.raises(NotSupported, match="irrational"):
         probe.law(0)
+    assert probe.inputs == (0, probe.releaser.n // 2, probe.releaser.n)  # both clamped ends
     middle = probe.inputs[1]
     law, width = probe.tested_law(middle)
     assert 0 < width < 2**-100
