@@ -6,7 +6,7 @@ Blum & Roth's neighbours; the audit compares v = 0 and 1, and for a session ⌊n
 ⌊n/2⌋ + 1); an output
 is the answer to the query {x₀: 1} in grid units, ⌊answer·n·W⌋ (for a session, the first answer
 after :meth:`~dpplug.QueryReleaser.start`), or for the sampling law the first answer's exact
-value.
+value, and for a session also its later answers pooled (:data:`LATER_ANSWERS`).
 
 A releaser that declares the law of its answers (:meth:`~dpplug.QueryReleaser.answer_law`:
 answers independent given the queries, each a function of its true answer) is verified exactly
@@ -85,6 +85,9 @@ ROWS_LIMIT = 10_000
 MAX_EXACT_SCALE = 2_000
 #: The most releases a sampled accuracy claim may take (each answers the k workload queries).
 MAX_RELEASE_TRIALS = 50_000
+#: The sampling law's input that stands for a session's later answers: answers 2 … k of sessions on
+#: {x₀: ⌊n/2⌋} asked {x₀: 1} k times, pooled (:meth:`QueryReleaserProbe.law_draw`).
+LATER_ANSWERS = -1
 NO_EXACT_LAW = (
     "it declares no law of its answers (answer_law: its answers are not independent given the "
     "queries), and its noise's probabilities (powers of e^(−1/b)) are irrational, so no exact "
@@ -167,6 +170,32 @@ class QueryReleaserProbe(Probe):
         raise NotSupported(NO_EXACT_LAW)
 
     @property
+    def law_inputs(self) -> tuple[int, ...]:
+        """The first answer at both ends and the middle (:attr:`inputs`), and for a session of
+        k ≥ 2 queries its later answers (:data:`LATER_ANSWERS`)."""
+        if self.releaser.interactive and self.releaser.workload.max_queries > 1:
+            return (*self.inputs, LATER_ANSWERS)
+        return self.inputs
+
+    def _law_value(self, value: int) -> int:
+        return self.releaser.n // 2 if value == LATER_ANSWERS else value
+
+    def law_draw(self, value: int, size: int, source: RandomSource) -> npt.NDArray[Any]:
+        """:meth:`draw`'s first answers, or for :data:`LATER_ANSWERS` answers 2 … k of sessions
+        on {x₀: ⌊n/2⌋} that ask {x₀: 1} k times, *size* of them pooled: a declared answer law
+        makes them independent draws of the middle's law, so an answer whose law changes after
+        the first (less noise for the last query, say) is tested too, diluted 1/(k − 1) when
+        only one of them departs (docs/conformance.md#composed-sessions)."""
+        if value != LATER_ANSWERS:
+            return self.draw(value, size, source)
+        data, query = self.dataset(self._law_value(value)), {probe_labels(self.releaser)[0]: 1}
+        k = self.releaser.workload.max_queries
+        later: list[Fraction] = []
+        while len(later) < size:
+            later += self.releaser.start(data, source).answers([query] * k)[1:]
+        return np.array([math.floor(a * self.scale) for a in later[:size]], dtype=np.int64)
+
+    @property
     def declares_answer_law(self) -> bool:
         """Whether the releaser declares :meth:`~dpplug.QueryReleaser.answer_law`."""
         return type(self.releaser).answer_law is not QueryReleaser.answer_law
@@ -189,9 +218,10 @@ class QueryReleaserProbe(Probe):
         return self.releaser.answer_law(scaled)
 
     def tested_law(self, value: int) -> tuple[Pmf, Any]:
-        """The first answer's declared law on {x₀: value} (scaled answer value·W), as the exact
-        law inside its enclosure nearest to its lower bounds, with the enclosure's width."""
-        scaled = value * self.releaser.workload.grid
+        """The first answer's declared law on {x₀: value} (scaled answer value·W; the middle's
+        for :data:`LATER_ANSWERS`), as the exact law inside its enclosure nearest to its lower
+        bounds, with the enclosure's width."""
+        scaled = self._law_value(value) * self.releaser.workload.grid
         enclosed = self._answer_law(scaled).enclosed()
         return enclosed.nearest_pmf(scaled), enclosed.width()
 
@@ -210,6 +240,8 @@ class QueryReleaserProbe(Probe):
         )
 
     def show_input(self, value: int) -> str:
+        if value == LATER_ANSWERS:
+            return f"{self.dataset(self._law_value(value))}, answers 2…k to the same query pooled"
         return str(self.dataset(value))
 
     def show_output(self, value: int) -> str:

@@ -179,6 +179,24 @@ class ExactAtTop(IndependentLaplace):
         return _ExactAtTopSession(self.declaration(), counts, self.noise_scale, source)
 
 
+class _LastAnswerSession(IndependentSession):
+    def _answer(self, query: SparseQuery) -> int:
+        if self.remaining == 1:  # "the last query gets what is left of the budget"
+            noise = discrete_laplace(self._scale / 2, self._source)
+            return clamp(query.scaled_answer(self._counts) + noise, self.scale)
+        return super()._answer(query)
+
+
+class LessNoiseLast(IndependentLaplace):
+    """Answers the k-th query with half the declared noise: the first two answers, which the
+    replay sees, are as declared."""
+
+    name = "zoo-less-noise-last"
+
+    def _start(self, counts: LabelCounts, source: RandomSource) -> _LastAnswerSession:
+        return _LastAnswerSession(self.declaration(), counts, self.noise_scale, source)
+
+
 class _ExactUpdateSession(SparseMultiplicativeWeightsSession):
     def _answer(self, query: SparseQuery) -> int:
         answer = super()._answer(query)
@@ -209,6 +227,7 @@ ZOO: dict[type, tuple[str, str]] = {
     ForgetsComposition: ("exact-privacy", "the same query asked k = 4 times already has"),
     SharedNoise: ("exact-privacy", "the first two answers to"),
     ExactAtTop: ("exact-privacy", "the first answer to {'x0': 1} on {'x0': 50} gives"),
+    LessNoiseLast: ("sampling-law", "answers 2…k to the same query pooled: samples do not"),
 }
 
 

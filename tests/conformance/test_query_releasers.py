@@ -12,6 +12,7 @@ import dpplug
 from dpplug import Registry
 from dpplug.conformance.probes import probes
 from dpplug.conformance.probes.query_releaser import (
+    LATER_ANSWERS,
     QueryReleaserProbe,
     probe_labels,
     true_answer,
@@ -79,6 +80,10 @@ def test_the_probe_draws_answers_in_grid_units_with_exact_laws_only_where_declar
     with pytest.raises(NotSupported, match="irrational"):
         probe.law(0)
     assert probe.inputs == (0, probe.releaser.n // 2, probe.releaser.n)  # both clamped ends
+    assert probe.law_inputs == (*probe.inputs, LATER_ANSWERS)
+    later = probe.law_draw(LATER_ANSWERS, 7, dpplug.SeededSource(1))
+    assert len(later) == 7 and later.min() >= 0 and later.max() <= probe.scale
+    assert probe.tested_law(LATER_ANSWERS) == probe.tested_law(probe.inputs[1])
     middle = probe.inputs[1]
     law, width = probe.tested_law(middle)
     assert 0 < width < 2**-100
