@@ -50,7 +50,12 @@ import numpy.typing as npt
 from gmpy2 import mpq
 
 from dpplug.conformance.bounded_replay import REPLAY_BUDGET, replay_against
-from dpplug.conformance.composed_session import MAX_LOSS_STEPS, MAX_QUERIES, session_privacy
+from dpplug.conformance.composed_session import (
+    MAX_LOSS_STEPS,
+    MAX_QUERIES,
+    session_privacy,
+    summed_law,
+)
 from dpplug.conformance.divergence import exact_text
 from dpplug.conformance.probes.base import (
     BETAS,
@@ -88,6 +93,10 @@ MAX_RELEASE_TRIALS = 50_000
 #: The sampling law's input that stands for a session's later answers: answers 2 … k of sessions on
 #: {x₀: ⌊n/2⌋} asked {x₀: 1} k times, pooled (:meth:`QueryReleaserProbe.law_draw`).
 LATER_ANSWERS = -1
+#: The sampling law's input that stands for a session's total: the sum of the k answers of a
+#: session on {x₀: ⌊n/2⌋} asked {x₀: 1} k times (:meth:`QueryReleaserProbe.law_draw`), tested
+#: where k·n·W ≤ :data:`~..composed_session.MAX_LOSS_STEPS`.
+SESSION_TOTAL = -2
 NO_EXACT_LAW = (
     "it declares no law of its answers (answer_law: its answers are not independent given the "
     "queries), and its noise's probabilities (powers of e^(−1/b)) are irrational, so no exact "
@@ -172,28 +181,39 @@ class QueryReleaserProbe(Probe):
     @property
     def law_inputs(self) -> tuple[int, ...]:
         """The first answer at both ends and the middle (:attr:`inputs`), and for a session of
-        k ≥ 2 queries its later answers (:data:`LATER_ANSWERS`)."""
-        if self.releaser.interactive and self.releaser.workload.max_queries > 1:
+        k ≥ 2 queries its later answers (:data:`LATER_ANSWERS`) and its total
+        (:data:`SESSION_TOTAL`, where k·n·W is at most
+        :data:`~..composed_session.MAX_LOSS_STEPS`)."""
+        k = self.releaser.workload.max_queries
+        if not self.releaser.interactive or k == 1:
+            return self.inputs
+        if k * self.scale > MAX_LOSS_STEPS:
             return (*self.inputs, LATER_ANSWERS)
-        return self.inputs
+        return (*self.inputs, LATER_ANSWERS, SESSION_TOTAL)
 
     def _law_value(self, value: int) -> int:
-        return self.releaser.n // 2 if value == LATER_ANSWERS else value
+        return self.releaser.n // 2 if value in (LATER_ANSWERS, SESSION_TOTAL) else value
 
     def law_draw(self, value: int, size: int, source: RandomSource) -> npt.NDArray[Any]:
         """:meth:`draw`'s first answers, or for :data:`LATER_ANSWERS` answers 2 … k of sessions
         on {x₀: ⌊n/2⌋} that ask {x₀: 1} k times, *size* of them pooled: a declared answer law
         makes them independent draws of the middle's law, so an answer whose law changes after
         the first (less noise for the last query, say) is tested too, diluted 1/(k − 1) when
-        only one of them departs (docs/conformance.md#composed-sessions)."""
-        if value != LATER_ANSWERS:
+        only one of them departs; for :data:`SESSION_TOTAL` the totals of *size* such sessions'
+        answers, whose law under a declared answer law is the k-fold convolution of the
+        middle's, so answers that depend on each other anywhere in the session (shared,
+        reused or negated noise) are seen (docs/conformance.md#composed-sessions)."""
+        if value not in (LATER_ANSWERS, SESSION_TOTAL):
             return self.draw(value, size, source)
         data, query = self.dataset(self._law_value(value)), {probe_labels(self.releaser)[0]: 1}
         k = self.releaser.workload.max_queries
-        later: list[Fraction] = []
-        while len(later) < size:
-            later += self.releaser.start(data, source).answers([query] * k)[1:]
-        return np.array([math.floor(a * self.scale) for a in later[:size]], dtype=np.int64)
+        outputs: list[int] = []
+        while len(outputs) < size:
+            answers = [
+                int(a * self.scale) for a in self.releaser.start(data, source).answers([query] * k)
+            ]
+            outputs += answers[1:] if value == LATER_ANSWERS else [sum(answers)]
+        return np.array(outputs[:size], dtype=np.int64)
 
     @property
     def declares_answer_law(self) -> bool:
@@ -219,10 +239,16 @@ class QueryReleaserProbe(Probe):
 
     def tested_law(self, value: int) -> tuple[Pmf, Any]:
         """The first answer's declared law on {x₀: value} (scaled answer value·W; the middle's
-        for :data:`LATER_ANSWERS`), as the exact law inside its enclosure nearest to its lower
-        bounds, with the enclosure's width."""
+        for :data:`LATER_ANSWERS`; for :data:`SESSION_TOTAL` the law of the sum of k of its
+        answers, :func:`~..composed_session.summed_law`), as the exact law inside its enclosure
+        nearest to its lower bounds, with the enclosure's width."""
         scaled = self._law_value(value) * self.releaser.workload.grid
-        enclosed = self._answer_law(scaled).enclosed()
+        law = self._answer_law(scaled)
+        if value == SESSION_TOTAL:
+            k = self.releaser.workload.max_queries
+            total = summed_law(law, k)
+            return total.nearest_pmf(k * scaled), total.width()
+        enclosed = law.enclosed()
         return enclosed.nearest_pmf(scaled), enclosed.width()
 
     def small(self, settings: Settings) -> bool:
@@ -242,6 +268,8 @@ class QueryReleaserProbe(Probe):
     def show_input(self, value: int) -> str:
         if value == LATER_ANSWERS:
             return f"{self.dataset(self._law_value(value))}, answers 2…k to the same query pooled"
+        if value == SESSION_TOTAL:
+            return f"{self.dataset(self._law_value(value))}, the total of k answers to one query"
         return str(self.dataset(value))
 
     def show_output(self, value: int) -> str:
@@ -262,8 +290,9 @@ class QueryReleaserProbe(Probe):
         budget of path probability (:func:`~dpplug.conformance.bounded_replay.replay_against`):
         the first answer on each dataset of :meth:`_replayed` (the same true answer from
         different data, so an answer that depends on more than its true answer is seen), and
-        the first two answers to the same query, against the product of their laws (so answers
-        that share noise are seen)."""
+        the first two answers to the same query and to two related ones
+        (:meth:`_replayed_pairs`), against the product of their laws (so answers that share
+        noise are seen)."""
         if not self.declares_answer_law:
             return PrivacyCheck((), "")
         laws, worst = self.answer_laws, mpq(0)
@@ -276,27 +305,29 @@ class QueryReleaserProbe(Probe):
                 if failure is not None:
                     return PrivacyCheck((failure,), "")
                 worst = max(worst, unexplored)
-            data, query, scaled = self._replayed()[-1]
-            width = self.scale + 1
-            joint = _product(laws[scaled].enclosed(), width)
-            what = f"the first two answers to {query} on {data}"
-            failure, unexplored = replay_against(
-                partial(self._two_answers, data, query),
-                joint,
-                what,
-                lambda y: f"answers ({y // width}, {y % width})",
-            )
+            width, pair_unexplored = self.scale + 1, mpq(0)
+            for data, queries, (first, second) in self._replayed_pairs():
+                joint = _product(laws[first].enclosed(), laws[second].enclosed(), width)
+                asked = "twice" if queries[0] == queries[1] else f"and {queries[1]}"
+                what = f"the first two answers to {queries[0]} {asked} on {data}"
+                failure, unexplored = replay_against(
+                    partial(self._two_answers, data, queries),
+                    joint,
+                    what,
+                    lambda y: f"answers ({y // width}, {y % width})",
+                )
+                if failure is not None:
+                    return PrivacyCheck((failure,), "")
+                pair_unexplored = max(pair_unexplored, unexplored)
         except NotSupported as exc:
             return PrivacyCheck((), f"answers not replayed: {exc}", 1.0)  # nothing of the code seen
-        if failure is not None:
-            return PrivacyCheck((failure,), "")
         return PrivacyCheck(
             (),
             f"answers replayed against their declared laws on {len(self._replayed())} datasets "
             f"and in pairs down to path probability {exact_text(REPLAY_BUDGET)} (a deviation of "
             f"total variation above the unexplored mass is seen: {float(worst):.2g} for one "
-            f"answer, {float(unexplored):.2g} for a pair)",
-            float(max(worst, unexplored)),
+            f"answer, {float(pair_unexplored):.2g} for a pair)",
+            float(max(worst, pair_unexplored)),
         )
 
     def _replayed(self) -> list[tuple[dict[Any, int], dict[Any, int], int]]:
@@ -314,8 +345,29 @@ class QueryReleaserProbe(Probe):
     def _first_answer(self, data: object, query: object, source: RandomSource) -> int:
         return int(self.releaser.start(data, source).answer(query) * self.scale)
 
-    def _two_answers(self, data: object, query: object, source: RandomSource) -> int:
-        first, second = self.releaser.start(data, source).answers([query, query])
+    def _replayed_pairs(
+        self,
+    ) -> list[tuple[dict[Any, int], tuple[dict[Any, Any], ...], tuple[int, int]]]:
+        """(data, two queries, their true scaled answers): the last dataset of :meth:`_replayed`
+        asked its query twice, and (with a second label x₅ and W ≥ 2) asked {x₀: 1, x₅: 1} then
+        {x₀: 1, x₅: (W − 1)/W}, the same labels with other weights, whose true answers are W
+        and W − 1 above its query's (so noise reused for a related query, not only for the same
+        one, is seen)."""
+        data, query, scaled = self._replayed()[-1]
+        pairs: list[tuple[dict[Any, int], tuple[dict[Any, Any], ...], tuple[int, int]]] = [
+            (data, (query, query), (scaled, scaled))
+        ]
+        grid = self.releaser.workload.grid
+        if len(query) == 2 and grid >= 2:
+            x, other = query
+            related = ({x: 1, other: 1}, {x: 1, other: Fraction(grid - 1, grid)})
+            pairs.append((data, related, (scaled + grid, scaled + grid - 1)))
+        return pairs
+
+    def _two_answers(
+        self, data: object, queries: tuple[dict[Any, Any], ...], source: RandomSource
+    ) -> int:
+        first, second = self.releaser.start(data, source).answers(queries)
         return int(first * self.scale) * (self.scale + 1) + int(second * self.scale)
 
     # Accuracy: a fixed workload on a dataset over the first labels.
@@ -548,13 +600,15 @@ class QueryReleaserProbe(Probe):
         return problems
 
 
-def _product(law: EnclosedLaw, width: int) -> EnclosedLaw:
-    """Two independent outputs of *law* (on [0, width)) as the single output a·width + b: the
-    bounds multiply (nothing outside, as *law* has nothing outside)."""
-    if law.low != 0 or law.high != width - 1 or law.outside:
-        raise NotSupported("the answer law is not enclosed on every answer in [0, n·W]")
-    bounds = tuple((la * lb, ha * hb) for la, ha in law.bounds for lb, hb in law.bounds)
-    return EnclosedLaw(0, bounds, mpq(0), law.precision)
+def _product(first: EnclosedLaw, second: EnclosedLaw, width: int) -> EnclosedLaw:
+    """Independent outputs a of *first* and b of *second* (both on [0, width)) as the single
+    output a·width + b: the bounds multiply (nothing outside, as the laws have nothing
+    outside)."""
+    for law in (first, second):
+        if law.low != 0 or law.high != width - 1 or law.outside:
+            raise NotSupported("the answer law is not enclosed on every answer in [0, n·W]")
+    bounds = tuple((la * lb, ha * hb) for la, ha in first.bounds for lb, hb in second.bounds)
+    return EnclosedLaw(0, bounds, mpq(0), first.precision)
 
 
 def _data_dependent(public: dict[str, dict[str, Any]]) -> list[str]:

@@ -197,6 +197,47 @@ class LessNoiseLast(IndependentLaplace):
         return _LastAnswerSession(self.declaration(), counts, self.noise_scale, source)
 
 
+class _AntitheticLastSession(IndependentSession):
+    def _answer(self, query: SparseQuery) -> int:
+        if self.remaining == 1:  # "antithetic noise": the last answer negates the one before
+            noise = -self._previous
+        else:
+            noise = self._previous = discrete_laplace(self._scale, self._source)
+        return clamp(query.scaled_answer(self._counts) + noise, self.scale)
+
+
+class AntitheticLast(IndependentLaplace):
+    """Answers the k-th query with the negated noise of the (k−1)-th: every answer alone has the
+    declared law, but the last two sum to their true answers' sum."""
+
+    name = "zoo-antithetic-last"
+
+    def _start(self, counts: LabelCounts, source: RandomSource) -> _AntitheticLastSession:
+        return _AntitheticLastSession(self.declaration(), counts, self.noise_scale, source)
+
+
+class _RelatedNoiseSession(IndependentSession):
+    def _answer(self, query: SparseQuery) -> int:
+        drawn: dict[tuple[Any, ...], tuple[Any, int]] = self.__dict__.setdefault("_drawn", {})
+        earlier = drawn.get(query.labels)
+        if earlier is not None and earlier[0] != query.weights:  # same labels, other weights
+            noise = earlier[1]
+        else:
+            noise = discrete_laplace(self._scale, self._source)
+        drawn[query.labels] = (query.weights, noise)
+        return clamp(query.scaled_answer(self._counts) + noise, self.scale)
+
+
+class RelatedNoise(IndependentLaplace):
+    """Reuses a query's noise for a later query over the same labels with other weights (the same
+    query asked again gets fresh noise): their difference is exact."""
+
+    name = "zoo-related-noise"
+
+    def _start(self, counts: LabelCounts, source: RandomSource) -> _RelatedNoiseSession:
+        return _RelatedNoiseSession(self.declaration(), counts, self.noise_scale, source)
+
+
 class _ExactUpdateSession(SparseMultiplicativeWeightsSession):
     def _answer(self, query: SparseQuery) -> int:
         answer = super()._answer(query)
@@ -228,6 +269,8 @@ ZOO: dict[type, tuple[str, str]] = {
     SharedNoise: ("exact-privacy", "the first two answers to"),
     ExactAtTop: ("exact-privacy", "the first answer to {'x0': 1} on {'x0': 50} gives"),
     LessNoiseLast: ("sampling-law", "answers 2…k to the same query pooled: samples do not"),
+    AntitheticLast: ("sampling-law", "the total of k answers to one query: samples do not"),
+    RelatedNoise: ("exact-privacy", "the first two answers to {'x0': 1, 'x5': 1} and"),
 }
 
 
