@@ -332,14 +332,16 @@ class QueryReleaserProbe(Probe):
 
     def _replayed(self) -> list[tuple[dict[Any, int], dict[Any, int], int]]:
         """(data, query, its true scaled answer): the empty data, {x₀: ⌊n/2⌋} and {x₀: n} asked
-        {x₀: 1} (both clamped ends of [0, n·W] and the middle), and {x₀: ⌊n/2⌋, x₅: 1} asked
-        {x₀: 1, x₅: 0}, whose true answer is the second's (when n allows the extra row)."""
+        {x₀: 1} (both clamped ends of [0, n·W] and the middle), and {x₀: ⌊n/2⌋} with one row of
+        each other probe label, x₅, x₄, … as n allows, asked {x₀: 1, x₅: 0}, whose true answer is
+        the second's (so an answer that depends on the labels held, or how many, is seen)."""
         labels, n, grid = probe_labels(self.releaser), self.releaser.n, self.releaser.workload.grid
-        x, other = labels[0], labels[-1]
+        x, others = labels[0], labels[:0:-1][: n - n // 2]
         middle = {x: n // 2}
         replayed = [({}, {x: 1}, 0), (middle, {x: 1}, n // 2 * grid), ({x: n}, {x: 1}, n * grid)]
-        if n // 2 + 1 <= n and other != x:
-            replayed.append(({x: n // 2, other: 1}, {x: 1, other: 0}, n // 2 * grid))
+        if others:
+            data = {x: n // 2} | dict.fromkeys(others, 1)
+            replayed.append((data, {x: 1, others[0]: 0}, n // 2 * grid))
         return replayed
 
     def _first_answer(self, data: object, query: object, source: RandomSource) -> int:

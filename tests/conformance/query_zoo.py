@@ -238,6 +238,24 @@ class RelatedNoise(IndependentLaplace):
         return _RelatedNoiseSession(self.declaration(), counts, self.noise_scale, source)
 
 
+class _LabelsHeldSession(IndependentSession):
+    def _answer(self, query: SparseQuery) -> int:
+        if len(self._counts.labels) >= 3:  # "spread-out data needs less noise"
+            noise = discrete_laplace(self._scale / 4, self._source)
+            return clamp(query.scaled_answer(self._counts) + noise, self.scale)
+        return super()._answer(query)
+
+
+class LabelsHeld(IndependentLaplace):
+    """A quarter of the declared noise once the data holds three labels or more: the answer
+    depends on more than its true answer."""
+
+    name = "zoo-labels-held"
+
+    def _start(self, counts: LabelCounts, source: RandomSource) -> _LabelsHeldSession:
+        return _LabelsHeldSession(self.declaration(), counts, self.noise_scale, source)
+
+
 class _ExactUpdateSession(SparseMultiplicativeWeightsSession):
     def _answer(self, query: SparseQuery) -> int:
         answer = super()._answer(query)
@@ -271,6 +289,7 @@ ZOO: dict[type, tuple[str, str]] = {
     LessNoiseLast: ("sampling-law", "answers 2…k to the same query pooled: samples do not"),
     AntitheticLast: ("sampling-law", "the total of k answers to one query: samples do not"),
     RelatedNoise: ("exact-privacy", "the first two answers to {'x0': 1, 'x5': 1} and"),
+    LabelsHeld: ("exact-privacy", "on {'x0': 25, 'x5': 1, 'x4': 1, 'x3': 1, 'x2': 1, 'x1': 1}"),
 }
 
 
