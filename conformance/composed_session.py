@@ -35,6 +35,7 @@ from gmpy2 import mpq
 from dpplug.bounds import Ball, ball, lower, positive_part, precise, upper
 from dpplug.composition import MAX_OPTIMAL_STEPS, exp_exceeds, optimal_delta_at
 from dpplug.conformance.divergence import ENCLOSURE_PRECISIONS, exact_text
+from dpplug.enclosed_law import EnclosedLaw
 from dpplug.errors import NotSupported
 from dpplug.guarantee import Guarantee
 from dpplug.polynomial_law import PolynomialLaw
@@ -105,6 +106,18 @@ def repeated_pair(p: PolynomialLaw, q: PolynomialLaw, k: int, exp_epsilon: Rat) 
             excess = mass * (1 - ball(exp_epsilon) * (-ball(loss)).exp())
             divergence += excess if side else positive_part(excess)
     return divergence
+
+
+def summed_law(law: PolynomialLaw, k: int, bits: int = 128) -> EnclosedLaw:
+    """The law of the sum of k independent answers of *law*, enclosed at *bits* bits: the
+    coefficients of (Σ_z P(z)·x^z)^k, in ball arithmetic (the sampling law tests a session's
+    total against it, docs/conformance.md#composed-sessions)."""
+    with precise(bits):
+        qb = (-1 / ball(law.scale)).exp()
+        summed = flint.arb_poly([law.probability(z, qb) for z in law.window()]) ** k
+        coefficients = summed.coeffs()
+        bounds = tuple((max(mpq(0), lower(c)), min(mpq(1), upper(c))) for c in coefficients)
+    return EnclosedLaw(k * law.low, bounds, mpq(0), bits)
 
 
 def session_privacy(

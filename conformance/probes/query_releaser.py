@@ -1,11 +1,12 @@
 """The probe of the query-releaser kind: small datasets over the first labels in, answers to
 sparse queries out.
 
-Input v is the dataset {x₀: v} (one row added or removed moves v by one: Blum & Roth's
-neighbours; the audit compares v = 0 and 1, and for a session ⌊n/2⌋ and ⌊n/2⌋ + 1); an output
+Input v is the dataset {x₀: v}, v = 0, ⌊n/2⌋ and n (one row added or removed moves v by one:
+Blum & Roth's neighbours; the audit compares v = 0 and 1, and for a session ⌊n/2⌋ and
+⌊n/2⌋ + 1); an output
 is the answer to the query {x₀: 1} in grid units, ⌊answer·n·W⌋ (for a session, the first answer
 after :meth:`~dpplug.QueryReleaser.start`), or for the sampling law the first answer's exact
-value.
+value, and for a session also its later answers pooled (:data:`LATER_ANSWERS`).
 
 A releaser that declares the law of its answers (:meth:`~dpplug.QueryReleaser.answer_law`:
 answers independent given the queries, each a function of its true answer) is verified exactly
@@ -55,7 +56,12 @@ import numpy.typing as npt
 from gmpy2 import mpq
 
 from dpplug.conformance.bounded_replay import REPLAY_BUDGET, replay_against
-from dpplug.conformance.composed_session import MAX_LOSS_STEPS, MAX_QUERIES, session_privacy
+from dpplug.conformance.composed_session import (
+    MAX_LOSS_STEPS,
+    MAX_QUERIES,
+    session_privacy,
+    summed_law,
+)
 from dpplug.conformance.coordinate_privacy import coordinate_privacy
 from dpplug.conformance.divergence import ENCLOSURE_PRECISIONS, exact_text
 from dpplug.conformance.probes.base import (
@@ -94,6 +100,13 @@ MAX_EXACT_SCALE = 2_000
 MAX_COORDINATES = 4096
 #: The most releases a sampled accuracy claim may take (each answers the k workload queries).
 MAX_RELEASE_TRIALS = 50_000
+#: The sampling law's input that stands for a session's later answers: answers 2 … k of sessions on
+#: {x₀: ⌊n/2⌋} asked {x₀: 1} k times, pooled (:meth:`QueryReleaserProbe.law_draw`).
+LATER_ANSWERS = -1
+#: The sampling law's input that stands for a session's total: the sum of the k answers of a
+#: session on {x₀: ⌊n/2⌋} asked {x₀: 1} k times (:meth:`QueryReleaserProbe.law_draw`), tested
+#: where k·n·W ≤ :data:`~..composed_session.MAX_LOSS_STEPS`.
+SESSION_TOTAL = -2
 NO_EXACT_LAW = (
     "it declares neither the law of its answers (answer_law: its answers are not independent "
     "given the queries) nor its coordinates' noise (coordinate_noise), and its noise's "
@@ -152,7 +165,9 @@ class QueryReleaserProbe(Probe):
 
     @property
     def inputs(self) -> tuple[int, ...]:
-        return (0, self.releaser.n // 2)
+        """Both ends of the range and the middle: {x₀: 0}, {x₀: ⌊n/2⌋} and {x₀: n}, whose true
+        answers to {x₀: 1} are 0, about half and the top, n·W (the two clamped ends)."""
+        return (0, self.releaser.n // 2, self.releaser.n)
 
     @property
     def pairs(self) -> tuple[tuple[int, int], ...]:
@@ -173,6 +188,52 @@ class QueryReleaserProbe(Probe):
 
     def law(self, value: int) -> Pmf:
         raise NotSupported(NO_EXACT_LAW)
+
+    @property
+    def law_inputs(self) -> tuple[int, ...]:
+        """The first answer at both ends and the middle (:attr:`inputs`), and for a session of
+        k ≥ 2 queries its later answers (:data:`LATER_ANSWERS`) and its total
+        (:data:`SESSION_TOTAL`, where k·n·W is at most
+        :data:`~..composed_session.MAX_LOSS_STEPS`)."""
+        k = self.releaser.workload.max_queries
+        if not self.releaser.interactive or k == 1:
+            return self.inputs
+        if k * self.scale > MAX_LOSS_STEPS:
+            return (*self.inputs, LATER_ANSWERS)
+        return (*self.inputs, LATER_ANSWERS, SESSION_TOTAL)
+
+    def _law_value(self, value: int) -> int:
+        return self.releaser.n // 2 if value in (LATER_ANSWERS, SESSION_TOTAL) else value
+
+    def law_draw(self, value: int, size: int, source: RandomSource) -> npt.NDArray[Any]:
+        """:meth:`draw`'s first answers, or for :data:`LATER_ANSWERS` answers 2 … k of sessions
+        on {x₀: ⌊n/2⌋} that ask {x₀: 1} k times, *size* of them pooled: a declared answer law
+        makes them independent draws of the middle's law, so an answer whose law changes after
+        the first (less noise for the last query, say) is tested too, diluted 1/(k − 1) when
+        only one of them departs; for :data:`SESSION_TOTAL` the totals of *size* such sessions'
+        answers, whose law under a declared answer law is the k-fold convolution of the
+        middle's, so answers that depend on each other anywhere in the session (shared,
+        reused or negated noise) are seen (docs/conformance.md#composed-sessions). With declared
+        coordinate noise, the noise of every coordinate
+        (:meth:`~dpplug.QueryReleaser.release_noise`) of ⌈size/T⌉ releases on {x₀: value}, the
+        first *size* of them (independent when the declaration holds)."""
+        if self.declares_coordinate_noise:
+            releaser, data = self.releaser, self.dataset(value)
+            noise: list[int] = []
+            while len(noise) < size:
+                noise += releaser.release_noise(releaser.start(data, source), data)
+            return np.array(noise[:size], dtype=np.int64)
+        if value not in (LATER_ANSWERS, SESSION_TOTAL):
+            return self.draw(value, size, source)
+        data, query = self.dataset(self._law_value(value)), {probe_labels(self.releaser)[0]: 1}
+        k = self.releaser.workload.max_queries
+        outputs: list[int] = []
+        while len(outputs) < size:
+            answers = [
+                int(a * self.scale) for a in self.releaser.start(data, source).answers([query] * k)
+            ]
+            outputs += answers[1:] if value == LATER_ANSWERS else [sum(answers)]
+        return np.array(outputs[:size], dtype=np.int64)
 
     @property
     def declares_answer_law(self) -> bool:
@@ -202,27 +263,22 @@ class QueryReleaserProbe(Probe):
         return type(self.releaser).coordinate_noise is not QueryReleaser.coordinate_noise
 
     def tested_law(self, value: int) -> tuple[Pmf, Any]:
-        """The first answer's declared law on {x₀: value} (scaled answer value·W), or with
-        declared coordinate noise the first coordinate's noise law, as the exact law inside its
-        enclosure nearest to its lower bounds, with the enclosure's width."""
+        """The first answer's declared law on {x₀: value} (scaled answer value·W; the middle's
+        for :data:`LATER_ANSWERS`; for :data:`SESSION_TOTAL` the law of the sum of k of its
+        answers, :func:`~..composed_session.summed_law`), or with declared coordinate noise the
+        noise law of a coordinate, as the exact law inside its enclosure nearest to its lower
+        bounds, with the enclosure's width."""
         if self.declares_coordinate_noise:
             noise = self.releaser.coordinate_noise().enclosed(ENCLOSURE_PRECISIONS[0])
             return noise.nearest_pmf(0), noise.width()
-        scaled = value * self.releaser.workload.grid
-        enclosed = self._answer_law(scaled).enclosed()
+        scaled = self._law_value(value) * self.releaser.workload.grid
+        law = self._answer_law(scaled)
+        if value == SESSION_TOTAL:
+            k = self.releaser.workload.max_queries
+            total = summed_law(law, k)
+            return total.nearest_pmf(k * scaled), total.width()
+        enclosed = law.enclosed()
         return enclosed.nearest_pmf(scaled), enclosed.width()
-
-    def law_draw(self, value: int, size: int, source: RandomSource) -> npt.NDArray[Any]:
-        """With declared coordinate noise, the noise of every coordinate
-        (:meth:`~dpplug.QueryReleaser.release_noise`) of ⌈size/T⌉ releases on {x₀: value}, the
-        first *size* of them (independent when the declaration holds); else :meth:`draw`."""
-        if not self.declares_coordinate_noise:
-            return self.draw(value, size, source)
-        releaser, data = self.releaser, self.dataset(value)
-        noise: list[int] = []
-        while len(noise) < size:
-            noise += releaser.release_noise(releaser.start(data, source), data)
-        return np.array(noise[:size], dtype=np.int64)
 
     def small(self, settings: Settings) -> bool:
         """Every case without answer laws or coordinate noise (only hygiene checks run on the
@@ -250,6 +306,10 @@ class QueryReleaserProbe(Probe):
         )
 
     def show_input(self, value: int) -> str:
+        if value == LATER_ANSWERS:
+            return f"{self.dataset(self._law_value(value))}, answers 2…k to the same query pooled"
+        if value == SESSION_TOTAL:
+            return f"{self.dataset(self._law_value(value))}, the total of k answers to one query"
         return str(self.dataset(value))
 
     def show_output(self, value: int) -> str:
@@ -279,8 +339,9 @@ class QueryReleaserProbe(Probe):
         budget of path probability (:func:`~dpplug.conformance.bounded_replay.replay_against`):
         the first answer on each dataset of :meth:`_replayed` (the same true answer from
         different data, so an answer that depends on more than its true answer is seen), and
-        the first two answers to the same query, against the product of their laws (so answers
-        that share noise are seen)."""
+        the first two answers to the same query and to two related ones
+        (:meth:`_replayed_pairs`), against the product of their laws (so answers that share
+        noise are seen)."""
         if self.declares_coordinate_noise:
             return PrivacyCheck(
                 (), "coordinate noise not replayed (the sampling law tests its law)", 1.0
@@ -297,46 +358,71 @@ class QueryReleaserProbe(Probe):
                 if failure is not None:
                     return PrivacyCheck((failure,), "")
                 worst = max(worst, unexplored)
-            data, query, scaled = self._replayed()[-1]
-            width = self.scale + 1
-            joint = _product(laws[scaled].enclosed(), width)
-            what = f"the first two answers to {query} on {data}"
-            failure, unexplored = replay_against(
-                partial(self._two_answers, data, query),
-                joint,
-                what,
-                lambda y: f"answers ({y // width}, {y % width})",
-            )
+            width, pair_unexplored = self.scale + 1, mpq(0)
+            for data, queries, (first, second) in self._replayed_pairs():
+                joint = _product(laws[first].enclosed(), laws[second].enclosed(), width)
+                asked = "twice" if queries[0] == queries[1] else f"and {queries[1]}"
+                what = f"the first two answers to {queries[0]} {asked} on {data}"
+                failure, unexplored = replay_against(
+                    partial(self._two_answers, data, queries),
+                    joint,
+                    what,
+                    lambda y: f"answers ({y // width}, {y % width})",
+                )
+                if failure is not None:
+                    return PrivacyCheck((failure,), "")
+                pair_unexplored = max(pair_unexplored, unexplored)
         except NotSupported as exc:
             return PrivacyCheck((), f"answers not replayed: {exc}", 1.0)  # nothing of the code seen
-        if failure is not None:
-            return PrivacyCheck((failure,), "")
         return PrivacyCheck(
             (),
             f"answers replayed against their declared laws on {len(self._replayed())} datasets "
             f"and in pairs down to path probability {exact_text(REPLAY_BUDGET)} (a deviation of "
             f"total variation above the unexplored mass is seen: {float(worst):.2g} for one "
-            f"answer, {float(unexplored):.2g} for a pair)",
-            float(max(worst, unexplored)),
+            f"answer, {float(pair_unexplored):.2g} for a pair)",
+            float(max(worst, pair_unexplored)),
         )
 
     def _replayed(self) -> list[tuple[dict[Any, int], dict[Any, int], int]]:
-        """(data, query, its true scaled answer): the empty data, {x₀: ⌊n/2⌋} asked {x₀: 1}, and
-        {x₀: ⌊n/2⌋, x₅: 1} asked {x₀: 1, x₅: 0}, whose true answer is the second's (when n
-        allows the extra row)."""
+        """(data, query, its true scaled answer): the empty data, {x₀: ⌊n/2⌋} and {x₀: n} asked
+        {x₀: 1} (both clamped ends of [0, n·W] and the middle), and {x₀: ⌊n/2⌋} with one row of
+        each other probe label, x₅, x₄, … as n allows, asked {x₀: 1, x₅: 0}, whose true answer is
+        the second's (so an answer that depends on the labels held, or how many, is seen)."""
         labels, n, grid = probe_labels(self.releaser), self.releaser.n, self.releaser.workload.grid
-        x, other = labels[0], labels[-1]
+        x, others = labels[0], labels[:0:-1][: n - n // 2]
         middle = {x: n // 2}
-        replayed = [({}, {x: 1}, 0), (middle, {x: 1}, n // 2 * grid)]
-        if n // 2 + 1 <= n and other != x:
-            replayed.append(({x: n // 2, other: 1}, {x: 1, other: 0}, n // 2 * grid))
+        replayed = [({}, {x: 1}, 0), (middle, {x: 1}, n // 2 * grid), ({x: n}, {x: 1}, n * grid)]
+        if others:
+            data = {x: n // 2} | dict.fromkeys(others, 1)
+            replayed.append((data, {x: 1, others[0]: 0}, n // 2 * grid))
         return replayed
 
     def _first_answer(self, data: object, query: object, source: RandomSource) -> int:
         return int(self.releaser.start(data, source).answer(query) * self.scale)
 
-    def _two_answers(self, data: object, query: object, source: RandomSource) -> int:
-        first, second = self.releaser.start(data, source).answers([query, query])
+    def _replayed_pairs(
+        self,
+    ) -> list[tuple[dict[Any, int], tuple[dict[Any, Any], ...], tuple[int, int]]]:
+        """(data, two queries, their true scaled answers): the last dataset of :meth:`_replayed`
+        asked its query twice, and (with a second label x₅ and W ≥ 2) asked {x₀: 1, x₅: 1} then
+        {x₀: 1, x₅: (W − 1)/W}, the same labels with other weights, whose true answers are W
+        and W − 1 above its query's (so noise reused for a related query, not only for the same
+        one, is seen)."""
+        data, query, scaled = self._replayed()[-1]
+        pairs: list[tuple[dict[Any, int], tuple[dict[Any, Any], ...], tuple[int, int]]] = [
+            (data, (query, query), (scaled, scaled))
+        ]
+        grid = self.releaser.workload.grid
+        if len(query) == 2 and grid >= 2:
+            x, other = query
+            related = ({x: 1, other: 1}, {x: 1, other: Fraction(grid - 1, grid)})
+            pairs.append((data, related, (scaled + grid, scaled + grid - 1)))
+        return pairs
+
+    def _two_answers(
+        self, data: object, queries: tuple[dict[Any, Any], ...], source: RandomSource
+    ) -> int:
+        first, second = self.releaser.start(data, source).answers(queries)
         return int(first * self.scale) * (self.scale + 1) + int(second * self.scale)
 
     # Accuracy: a fixed workload on a dataset over the first labels.
@@ -569,13 +655,15 @@ class QueryReleaserProbe(Probe):
         return problems
 
 
-def _product(law: EnclosedLaw, width: int) -> EnclosedLaw:
-    """Two independent outputs of *law* (on [0, width)) as the single output a·width + b: the
-    bounds multiply (nothing outside, as *law* has nothing outside)."""
-    if law.low != 0 or law.high != width - 1 or law.outside:
-        raise NotSupported("the answer law is not enclosed on every answer in [0, n·W]")
-    bounds = tuple((la * lb, ha * hb) for la, ha in law.bounds for lb, hb in law.bounds)
-    return EnclosedLaw(0, bounds, mpq(0), law.precision)
+def _product(first: EnclosedLaw, second: EnclosedLaw, width: int) -> EnclosedLaw:
+    """Independent outputs a of *first* and b of *second* (both on [0, width)) as the single
+    output a·width + b: the bounds multiply (nothing outside, as the laws have nothing
+    outside)."""
+    for law in (first, second):
+        if law.low != 0 or law.high != width - 1 or law.outside:
+            raise NotSupported("the answer law is not enclosed on every answer in [0, n·W]")
+    bounds = tuple((la * lb, ha * hb) for la, ha in first.bounds for lb, hb in second.bounds)
+    return EnclosedLaw(0, bounds, mpq(0), first.precision)
 
 
 def _data_dependent(public: dict[str, dict[str, Any]]) -> list[str]:

@@ -190,6 +190,101 @@ class NarrowNoiseProjection(SparseProjectionReleaser):
         return SparseProjection(self.declaration(), projection_hash, noisy)
 
 
+class _ExactAtTopSession(IndependentSession):
+    def _answer(self, query: SparseQuery) -> int:
+        scaled = query.scaled_answer(self._counts)
+        if scaled == self.scale:  # "the noise would be clamped away anyway"
+            return scaled
+        return super()._answer(query)
+
+
+class ExactAtTop(IndependentLaplace):
+    """Releases the true answer, without noise, when it is the top of the range n·W, and
+    declares the clamped Laplace law there too: the probe's datasets must reach both ends."""
+
+    name = "zoo-exact-at-top"
+
+    def _start(self, counts: LabelCounts, source: RandomSource) -> _ExactAtTopSession:
+        return _ExactAtTopSession(self.declaration(), counts, self.noise_scale, source)
+
+
+class _LastAnswerSession(IndependentSession):
+    def _answer(self, query: SparseQuery) -> int:
+        if self.remaining == 1:  # "the last query gets what is left of the budget"
+            noise = discrete_laplace(self._scale / 2, self._source)
+            return clamp(query.scaled_answer(self._counts) + noise, self.scale)
+        return super()._answer(query)
+
+
+class LessNoiseLast(IndependentLaplace):
+    """Answers the k-th query with half the declared noise: the first two answers, which the
+    replay sees, are as declared."""
+
+    name = "zoo-less-noise-last"
+
+    def _start(self, counts: LabelCounts, source: RandomSource) -> _LastAnswerSession:
+        return _LastAnswerSession(self.declaration(), counts, self.noise_scale, source)
+
+
+class _AntitheticLastSession(IndependentSession):
+    def _answer(self, query: SparseQuery) -> int:
+        if self.remaining == 1:  # "antithetic noise": the last answer negates the one before
+            noise = -self._previous
+        else:
+            noise = self._previous = discrete_laplace(self._scale, self._source)
+        return clamp(query.scaled_answer(self._counts) + noise, self.scale)
+
+
+class AntitheticLast(IndependentLaplace):
+    """Answers the k-th query with the negated noise of the (k−1)-th: every answer alone has the
+    declared law, but the last two sum to their true answers' sum."""
+
+    name = "zoo-antithetic-last"
+
+    def _start(self, counts: LabelCounts, source: RandomSource) -> _AntitheticLastSession:
+        return _AntitheticLastSession(self.declaration(), counts, self.noise_scale, source)
+
+
+class _RelatedNoiseSession(IndependentSession):
+    def _answer(self, query: SparseQuery) -> int:
+        drawn: dict[tuple[Any, ...], tuple[Any, int]] = self.__dict__.setdefault("_drawn", {})
+        earlier = drawn.get(query.labels)
+        if earlier is not None and earlier[0] != query.weights:  # same labels, other weights
+            noise = earlier[1]
+        else:
+            noise = discrete_laplace(self._scale, self._source)
+        drawn[query.labels] = (query.weights, noise)
+        return clamp(query.scaled_answer(self._counts) + noise, self.scale)
+
+
+class RelatedNoise(IndependentLaplace):
+    """Reuses a query's noise for a later query over the same labels with other weights (the same
+    query asked again gets fresh noise): their difference is exact."""
+
+    name = "zoo-related-noise"
+
+    def _start(self, counts: LabelCounts, source: RandomSource) -> _RelatedNoiseSession:
+        return _RelatedNoiseSession(self.declaration(), counts, self.noise_scale, source)
+
+
+class _LabelsHeldSession(IndependentSession):
+    def _answer(self, query: SparseQuery) -> int:
+        if len(self._counts.labels) >= 3:  # "spread-out data needs less noise"
+            noise = discrete_laplace(self._scale / 4, self._source)
+            return clamp(query.scaled_answer(self._counts) + noise, self.scale)
+        return super()._answer(query)
+
+
+class LabelsHeld(IndependentLaplace):
+    """A quarter of the declared noise once the data holds three labels or more: the answer
+    depends on more than its true answer."""
+
+    name = "zoo-labels-held"
+
+    def _start(self, counts: LabelCounts, source: RandomSource) -> _LabelsHeldSession:
+        return _LabelsHeldSession(self.declaration(), counts, self.noise_scale, source)
+
+
 class _ExactUpdateSession(SparseMultiplicativeWeightsSession):
     def _answer(self, query: SparseQuery) -> int:
         answer = super()._answer(query)
@@ -221,6 +316,11 @@ ZOO: dict[type, tuple[str, str]] = {
     SharedNoise: ("exact-privacy", "the first two answers to"),
     HalfBudgetProjection: ("exact-privacy", "moving all T = 16 coordinates by one gives"),
     NarrowNoiseProjection: ("sampling-law", "samples do not follow the declared law"),
+    ExactAtTop: ("exact-privacy", "the first answer to {'x0': 1} on {'x0': 50} gives"),
+    LessNoiseLast: ("sampling-law", "answers 2…k to the same query pooled: samples do not"),
+    AntitheticLast: ("sampling-law", "the total of k answers to one query: samples do not"),
+    RelatedNoise: ("exact-privacy", "the first two answers to {'x0': 1, 'x5': 1} and"),
+    LabelsHeld: ("exact-privacy", "on {'x0': 25, 'x5': 1, 'x4': 1, 'x3': 1, 'x2': 1, 'x1': 1}"),
 }
 
 

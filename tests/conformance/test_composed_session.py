@@ -14,6 +14,7 @@ from dpplug.conformance.composed_session import (
     answer_loss,
     repeated_pair,
     session_privacy,
+    summed_law,
 )
 from dpplug.conformance.divergence import enclosed_hockey_stick
 from dpplug.errors import NotSupported
@@ -101,3 +102,21 @@ def test_ratios_that_are_not_powers_of_q_are_not_decided() -> None:
     found = {0: clamped_laplace_law(SCALE, 0, 1), 1: clamped_laplace_law(mpq(3), 1, 1)}
     with pytest.raises(NotSupported, match="not a power of q"):
         session_privacy(found, 1, 2, guarantee(mpq(10)))
+
+
+def test_the_summed_law_of_k_answers_encloses_the_convolution_of_one_answers_law() -> None:
+    law = clamped_laplace_law(SCALE, 2, N_W)
+    one = law.enclosed(256)
+    assert summed_law(law, 1).bounds == law.enclosed(128).bounds
+    total = summed_law(law, 3)
+    assert (total.low, total.high, total.outside) == (0, 3 * N_W, 0)
+    assert 0 < total.width() < mpq(1, 2**100)
+    for t in total.window():  # the convolution of one answer's bounds, at twice the precision
+        terms = [
+            (a, b, c) for a, b, c in itertools.product(one.window(), repeat=3) if a + b + c == t
+        ]
+        low = sum((one.lo(a) * one.lo(b) * one.lo(c) for a, b, c in terms), mpq(0))
+        high = sum((one.hi(a) * one.hi(b) * one.hi(c) for a, b, c in terms), mpq(0))
+        assert total.lo(t) <= high and low <= total.hi(t)
+    # the total's law is not the law of one answer tripled: 3·Y takes only multiples of 3
+    assert total.lo(3 * 2 + 1) > 0

@@ -12,6 +12,8 @@ import dpplug
 from dpplug import Registry
 from dpplug.conformance.probes import probes
 from dpplug.conformance.probes.query_releaser import (
+    LATER_ANSWERS,
+    SESSION_TOTAL,
     QueryReleaserProbe,
     probe_labels,
     true_answer,
@@ -77,11 +79,22 @@ def test_the_probe_draws_answers_in_grid_units_with_exact_laws_only_where_declar
     assert isinstance(probe, QueryReleaserProbe)
     with pytest.raises(NotSupported, match="irrational"):
         probe.law(0)
+    assert probe.inputs == (0, probe.releaser.n // 2, probe.releaser.n)  # both clamped ends
+    assert probe.law_inputs == (*probe.inputs, LATER_ANSWERS, SESSION_TOTAL)
+    later = probe.law_draw(LATER_ANSWERS, 7, dpplug.SeededSource(1))
+    assert len(later) == 7 and later.min() >= 0 and later.max() <= probe.scale
+    assert probe.tested_law(LATER_ANSWERS) == probe.tested_law(probe.inputs[1])
     middle = probe.inputs[1]
     law, width = probe.tested_law(middle)
     assert 0 < width < 2**-100
     centre = middle * probe.releaser.workload.grid
     assert law.prob(centre) == max(law.prob(z) for z in law)
+    k = probe.releaser.workload.max_queries
+    totals = probe.law_draw(SESSION_TOTAL, 7, dpplug.SeededSource(1))
+    assert len(totals) == 7 and totals.min() >= 0 and totals.max() <= k * probe.scale
+    total, total_width = probe.tested_law(SESSION_TOTAL)
+    assert total.total() == 1 and 0 < total_width < 2**-100
+    assert total.prob(k * centre) == max(total.prob(z) for z in total)
     assert probe.exact_privacy(FAST).failures == ()
     draws = probe.draw(probe.inputs[1], 50, dpplug.SeededSource(1))
     scale = probe.releaser.n * probe.releaser.workload.grid
