@@ -43,8 +43,8 @@ from dpplug.polynomial_law import PolynomialLaw
 Rat = Any  # gmpy2.mpq
 
 
-#: The most answers whose composition is decided exactly (the optimal composition sums k + 1
-#: terms).
+#: The most answers whose composition is decided exactly (the optimal composition sums up to
+#: k/2 terms).
 MAX_QUERIES = MAX_OPTIMAL_STEPS
 #: The largest k·W (the summed loss of k answers takes up to 2kW + 1 values).
 MAX_LOSS_STEPS = 1 << 16

@@ -6,7 +6,7 @@ step may be for a total (ε, δ) budget, computed rigorously.
   δ ≥ Σ_l C(k, l)·max(0, e^{(k−l)ε₀} − e^ε·e^{lε₀})/(1 + e^{ε₀})^k (:func:`optimal_delta`: every
   ε₀-DP mechanism is a post-processing of randomized response with e^{ε₀}, adaptively too, so
   this is the best bound for the class; Kairouz, Oh, Viswanath, "The Composition Theorem for
-  Differential Privacy", ICML 2015, Thm 3.3; Murtagh & Vadhan 2016). It sums k + 1 terms, so
+  Differential Privacy", ICML 2015, Thm 3.3; Murtagh & Vadhan 2016). It sums up to k/2 terms, so
   beyond :data:`MAX_OPTIMAL_STEPS` steps the advanced composition theorem is used instead:
   ε′ = √(2k·ln(1/δ′))·ε₀ + kε₀(e^{ε₀} − 1) (Dwork, Rothblum, Vadhan, "Boosting and Differential
   Privacy", FOCS 2010, Thm III.3; Dwork & Roth 2014, Thm 3.20), whose step is about 1.3 times
@@ -26,7 +26,6 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
-from math import comb
 from typing import Any
 
 import numpy as np
@@ -43,8 +42,9 @@ Rat = Any  # gmpy2.mpq
 STEP_BITS = 40
 #: Denominator bits of the rational bound on e^ε a composed guarantee reports.
 EXP_BITS = 64
-#: The most steps whose optimal composition (:func:`optimal_delta`, k + 1 terms) is computed.
-MAX_OPTIMAL_STEPS = 4096
+#: The most steps whose optimal composition (:func:`optimal_delta`, up to k/2 terms) is
+#: computed; beyond, the advanced composition theorem.
+MAX_OPTIMAL_STEPS = 1 << 15
 
 
 def _dyadic_below(x: float) -> Rat:
@@ -85,16 +85,23 @@ def _optimal_sum(
     epsilon0: Rat, steps: int, exp_epsilon: Ball, above: Callable[[Rat], bool | None]
 ) -> Ball:
     """The sum of :func:`optimal_delta`; ``above(x)`` tells whether e^x > e^ε (None: undecided,
-    the term is then enclosed with 0). Terms with (k − 2l)ε₀ ≤ 0 are never positive (ε ≥ 0)."""
+    the term is then enclosed with 0). Terms with (k − 2l)ε₀ ≤ 0 are never positive (ε ≥ 0), and
+    the exponent only decreases with l, so the sum stops at the first term that is not. The
+    weights C(k, l)·p^{k−l}·(1 − p)^l, p = e^{ε₀}/(1 + e^{ε₀}), are carried from one term to the
+    next (times (k − l)/(l + 1)·e^{−ε₀}), so a term costs a few ball operations whatever k."""
     e0 = ball(epsilon0).exp()
+    weight = (e0 / (1 + e0)) ** steps
+    shrink = 1 / e0
     total = ball(0)
     for ones in range((steps + 1) // 2):
-        side = above((steps - 2 * ones) * mpq(epsilon0))
+        exponent = (steps - 2 * ones) * mpq(epsilon0)
+        side = above(exponent)
         if side is False:
-            break  # the exponent only decreases with l
-        term = e0 ** (steps - ones) - exp_epsilon * e0**ones
-        total += comb(steps, ones) * (term if side else positive_part(term))
-    return total / (1 + e0) ** steps
+            break
+        term = weight * (1 - exp_epsilon * (-ball(exponent)).exp())
+        total += term if side else positive_part(term)
+        weight *= ball(mpq(steps - ones, ones + 1)) * shrink
+    return total
 
 
 def optimal_delta(epsilon0: Rat, steps: int, epsilon: Rat) -> Ball:
@@ -143,8 +150,13 @@ def optimal_step_estimate(epsilon: float, log_delta: float, steps: int) -> float
         )
         return float(special.logsumexp(terms))
 
-    low, high = epsilon / steps, epsilon
-    for _ in range(80):
+    # The optimal step is at least the basic and the advanced ones (both valid for the class),
+    # and in practice within twice the larger: bracket there, else up to ε.
+    low = max(epsilon / steps, advanced_step_estimate(epsilon, -log_delta, steps))
+    high = min(epsilon, 2 * low)
+    if log_delta_of(high) <= log_delta:
+        high = epsilon
+    for _ in range(60):
         middle = (low + high) / 2
         low, high = (middle, high) if log_delta_of(middle) <= log_delta else (low, middle)
     return low

@@ -7,7 +7,7 @@ answer plus discrete Laplace noise of scale W/ε₀ (exact, :func:`dpplug.discre
 discrete_laplace`) is ε₀-DP: neighbouring laws have likelihood ratio at most e^{W/scale}. The k
 adaptively chosen answers compose to (ε, δ) with ε₀ = ε/k for δ = 0 (basic composition), and
 otherwise the largest step the optimal composition theorem allows (Kairouz, Oh, Viswanath 2015,
-Thm 3.3; up to 4,096 queries, beyond which the advanced composition theorem of Dwork, Rothblum,
+Thm 3.3; up to 32,768 queries, beyond which the advanced composition theorem of Dwork, Rothblum,
 Vadhan 2010, Thm III.3), computed rigorously (:func:`dpplug.composition.step_budget`). Answers
 are clamped to [0, 1] (post-processing, which only lowers the error).
 

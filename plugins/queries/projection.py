@@ -13,7 +13,7 @@ the noisy sums are released (:class:`~dpplug.projections.SparseProjection`).
 
 - ``noise="laplace"`` (the paper): discrete Laplace of scale 1/ε₁ on each S_i is ε₁-DP per
   coordinate; ε₁ is the largest step with which T steps compose to (ε, δ) (basic composition,
-  or the optimal composition theorem up to 4,096 steps and the advanced one beyond, which
+  or the optimal composition theorem up to 32,768 steps and the advanced one beyond, which
   Thm 4.5's σ = ε/√(8 ln(1/δ)) instantiates with a worse constant), computed rigorously.
 - ``noise="gaussian"`` (beyond the paper): discrete Gaussian of variance σ² on each S_i makes the
   release (T/(2σ²))-zCDP (Canonne, Kamath, Steinke 2020, Thm 14, ℓ₂ sensitivity √T); ρ is the

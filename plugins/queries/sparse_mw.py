@@ -12,7 +12,7 @@ round(n·W·Q(𝒟_t)), a public value.
 **The wrapper.** With α the IDC's accuracy (α_g = α·n·W grid units), s and c = ⌊4(ln s + 1)/α²⌋
 (the most updates, Thm 3.5), and ε₀ the largest step with which 2c ε₀-DP steps compose to (ε, δ)
 (:func:`dpplug.composition.step_budget`: the optimal composition theorem, KOV15 Thm 3.3, up to
-4,096 steps and advanced composition, DRV10 Thm III.3, beyond, over the c sparse-vector rounds
+32,768 steps and advanced composition, DRV10 Thm III.3, beyond, over the c sparse-vector rounds
 and the c noisy answers at once; C2 composes each half at (ε/2, δ/2) with
 ε₀ = (ε/2)/√(8c·ln(2/δ)), which this ε₀ always exceeds), noise is exact discrete Laplace
 (:mod:`dpplug.discrete_noise`) of scales b_thr = 2Δ/ε₀, b_q = 4Δ/ε₀ and b_ans = Δ/ε₀. A round
