@@ -22,6 +22,7 @@ candidates (a step ε₀, a Rényi order α), which are then checked.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -162,10 +163,11 @@ def optimal_step_estimate(epsilon: float, log_delta: float, steps: int) -> float
     return low
 
 
+@functools.lru_cache(maxsize=4096)
 def step_estimate(epsilon: float, log_inverse_delta: float, steps: int) -> float:
     """The per-step ε₀ :func:`step_budget` will about choose, in floats (for searches that choose
-    other parameters around it): optimal composition up to :data:`MAX_OPTIMAL_STEPS` steps,
-    advanced beyond, never below basic."""
+    other parameters around it, and call it for the same arguments again: kept): optimal
+    composition up to :data:`MAX_OPTIMAL_STEPS` steps, advanced beyond, never below basic."""
     if steps <= MAX_OPTIMAL_STEPS:
         found = optimal_step_estimate(epsilon, -log_inverse_delta, steps)
     else:
