@@ -32,9 +32,9 @@ from typing import Any
 import flint
 from gmpy2 import mpq
 
-from dpplug.bounds import Ball, ball, lower, positive_part, precise, upper
-from dpplug.composition import MAX_OPTIMAL_STEPS, exp_exceeds, optimal_delta_at
-from dpplug.conformance.divergence import ENCLOSURE_PRECISIONS, exact_text
+from dpplug.bounds import Ball, ball, lower, precise, upper
+from dpplug.composition import MAX_OPTIMAL_STEPS, optimal_delta_at
+from dpplug.conformance.divergence import ENCLOSURE_PRECISIONS, exact_text, summed_loss_divergence
 from dpplug.enclosed_law import EnclosedLaw
 from dpplug.errors import NotSupported
 from dpplug.guarantee import Guarantee
@@ -85,27 +85,15 @@ def answer_loss(laws: dict[int, PolynomialLaw], sensitivity: int) -> AnswerLoss:
 
 def repeated_pair(p: PolynomialLaw, q: PolynomialLaw, k: int, exp_epsilon: Rat) -> Ball:
     """The hockey-stick divergence at e^ε of P^k against Q^k (the same query asked k times), as a
-    ball: E_{P^k}[max(0, 1 − e^ε·e^{−L})] for the summed loss L. One answer's losses are j/b for
-    integers j (:meth:`PolynomialLaw.losses`), so the distribution of L is the k-th power of the
-    polynomial Σ_j Pr_P[loss = j/b]·x^j, computed in ball arithmetic."""
+    ball: E_{P^k}[max(0, 1 − e^ε·e^{−L})] for the summed loss L of k answers, each loss exact
+    (:meth:`PolynomialLaw.losses`) with its mass under P
+    (:func:`~dpplug.conformance.divergence.summed_loss_divergence`)."""
     losses = p.losses(q)
     assert losses is not None  # answer_loss found every ratio a power of q
-    scale = mpq(p.scale)
-    steps = {z: int(loss * scale) for z, loss in losses.items()}
-    low = min(steps.values())
-    qb = (-1 / ball(scale)).exp()
-    one = [ball(0)] * (max(steps.values()) - low + 1)
-    for z, j in steps.items():
-        one[j - low] += p.probability(z, qb)
-    summed = flint.arb_poly(one) ** k
-    divergence = ball(0)
-    for i, mass in enumerate(summed.coeffs()):
-        loss = mpq(k * low + i) / scale
-        side = exp_exceeds(loss, exp_epsilon)
-        if side is not False:
-            excess = mass * (1 - ball(exp_epsilon) * (-ball(loss)).exp())
-            divergence += excess if side else positive_part(excess)
-    return divergence
+    qb = (-1 / ball(p.scale)).exp()
+    return summed_loss_divergence(
+        [(loss, p.probability(z, qb)) for z, loss in losses.items()], k, exp_epsilon
+    )
 
 
 def summed_law(law: PolynomialLaw, k: int, bits: int = 128) -> EnclosedLaw:
@@ -115,9 +103,7 @@ def summed_law(law: PolynomialLaw, k: int, bits: int = 128) -> EnclosedLaw:
     with precise(bits):
         qb = (-1 / ball(law.scale)).exp()
         summed = flint.arb_poly([law.probability(z, qb) for z in law.window()]) ** k
-        coefficients = summed.coeffs()
-        bounds = tuple((max(mpq(0), lower(c)), min(mpq(1), upper(c))) for c in coefficients)
-    return EnclosedLaw(k * law.low, bounds, mpq(0), bits)
+        return EnclosedLaw.of_balls(k * law.low, summed.coeffs(), bits)
 
 
 def session_privacy(

@@ -22,15 +22,12 @@ and is recomputed at the next of :data:`~.divergence.ENCLOSURE_PRECISIONS` in be
 
 from __future__ import annotations
 
-from math import gcd, lcm
 from typing import Any
 
-import flint
 from gmpy2 import mpq
 
-from dpplug.bounds import ball, lower, positive_part, precise, upper
-from dpplug.composition import exp_exceeds
-from dpplug.conformance.divergence import ENCLOSURE_PRECISIONS, exact_text
+from dpplug.bounds import ball, lower, precise, upper
+from dpplug.conformance.divergence import ENCLOSURE_PRECISIONS, exact_text, summed_loss_divergence
 from dpplug.coordinate_noise import CoordinateNoise
 from dpplug.enclosed_law import EnclosedLaw
 from dpplug.errors import NotSupported
@@ -67,33 +64,10 @@ def product_divergence(
     losses = {
         z: noise.unit_loss(z) if shift == 1 else -noise.unit_loss(z + 1) for z in law.window()
     }
-    denominator = lcm(*(int(mpq(v).denominator) for v in losses.values()))
-    steps = {z: int(v * denominator) for z, v in losses.items()}
-    base = min(steps.values())
-    gap = 0
-    for j in steps.values():
-        gap = gcd(gap, j - base)
-    gap = gap or 1
-    size = (max(steps.values()) - base) // gap + 1
-    low_poly, high_poly = [ball(0)] * size, [ball(0)] * size
-    for z, j in steps.items():
-        low_poly[(j - base) // gap] += ball(law.lo(z))
-        high_poly[(j - base) // gap] += ball(law.hi(z))
     t = noise.coordinates
-    low_power = flint.arb_poly(low_poly) ** t
-    high_power = flint.arb_poly(high_poly) ** t
-    low_sum, high_sum = ball(0), ball(0)
-    for i in range(len(high_power.coeffs())):
-        loss = mpq(t * base + i * gap, denominator)
-        side = exp_exceeds(loss, exp_epsilon)
-        if side is False:
-            continue
-        factor = 1 - ball(exp_epsilon) * (-ball(loss)).exp()
-        factor = factor if side else positive_part(factor)
-        high_sum += high_power[i] * factor
-        if i < len(low_power.coeffs()):
-            low_sum += low_power[i] * factor
-    return max(mpq(0), lower(low_sum)), upper(high_sum) + t * law.outside
+    low = summed_loss_divergence([(losses[z], ball(law.lo(z))) for z in losses], t, exp_epsilon)
+    high = summed_loss_divergence([(losses[z], ball(law.hi(z))) for z in losses], t, exp_epsilon)
+    return max(mpq(0), lower(low)), upper(high) + t * law.outside
 
 
 def coordinate_privacy(noise: CoordinateNoise, guarantee: Guarantee) -> tuple[str | None, str]:

@@ -18,10 +18,14 @@ are summed in closed form instead of enumerated.
 
 from __future__ import annotations
 
+from math import gcd, lcm
 from typing import Any
 
+import flint
 from gmpy2 import mpq
 
+from dpplug.bounds import Ball, ball, positive_part
+from dpplug.composition import exp_exceeds
 from dpplug.enclosed_law import EnclosedLaw
 from dpplug.guarantee import Guarantee
 from dpplug.pmf import Pmf
@@ -197,6 +201,33 @@ class WorstCase:
                 f"exceeds δ = {delta}"
             ]
         return []
+
+
+def summed_loss_divergence(masses: list[tuple[Rat, Ball]], k: int, exp_epsilon: Rat) -> Ball:
+    """E[max(0, 1 − e^ε·e^{−L})] as a ball, L the sum of k independent privacy losses that each
+    take the value ℓ with the mass m of each pair (ℓ, m) of *masses* (ℓ rational, m a ball): the
+    hockey-stick divergence at e^ε of the k-fold product of a pair whose loss under P has these
+    masses. The losses lie on a lattice base + i·gap over a common denominator, so the law of L is
+    the k-th power of Σ m·x^i, computed in ball arithmetic; a term whose sign (e^L against e^ε)
+    the precision leaves open is enclosed with 0 (:func:`dpplug.composition.exp_exceeds`)."""
+    denominator = lcm(*(int(mpq(loss).denominator) for loss, _ in masses))
+    steps = [(int(loss * denominator), mass) for loss, mass in masses]
+    base = min(j for j, _ in steps)
+    gap = 0
+    for j, _ in steps:
+        gap = gcd(gap, j - base)
+    gap = gap or 1
+    one = [ball(0)] * ((max(j for j, _ in steps) - base) // gap + 1)
+    for j, mass in steps:
+        one[(j - base) // gap] += mass
+    divergence = ball(0)
+    for i, summed in enumerate((flint.arb_poly(one) ** k).coeffs()):
+        loss = mpq(k * base + i * gap, denominator)
+        side = exp_exceeds(loss, exp_epsilon)
+        if side is not False:
+            excess = summed * (1 - ball(exp_epsilon) * (-ball(loss)).exp())
+            divergence += excess if side else positive_part(excess)
+    return divergence
 
 
 def exact_text(value: Rat) -> str:

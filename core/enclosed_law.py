@@ -21,6 +21,7 @@ from typing import Any
 
 from gmpy2 import mpq
 
+from dpplug.bounds import Ball, lower, upper
 from dpplug.pmf import Pmf
 
 Rat = Any  # gmpy2.mpq
@@ -48,6 +49,13 @@ class EnclosedLaw:
         """The exact law *pmf* as an enclosure of width 0 (its window, its exact outside mass)."""
         window = range(pmf.low, pmf.high + 1)
         return cls(pmf.low, tuple((pmf.prob(z), pmf.prob(z)) for z in window), pmf.outside_mass)
+
+    @classmethod
+    def of_balls(cls, low: int, probabilities: list[Ball], bits: int) -> EnclosedLaw:
+        """A law whose whole support low, low + 1, … has these probabilities, given as balls
+        computed at *bits* bits: each enclosed by its ball's ends, clipped to [0, 1]."""
+        bounds = tuple((max(mpq(0), lower(p)), min(mpq(1), upper(p))) for p in probabilities)
+        return cls(low, bounds, mpq(0), bits)
 
     @property
     def high(self) -> int:

@@ -32,7 +32,7 @@ import numpy as np
 import numpy.typing as npt
 from gmpy2 import mpq
 
-from dpplug.bounds import Ball, ball, lower, precise, upper
+from dpplug.bounds import Ball, ball, precise
 from dpplug.enclosed_law import EnclosedLaw
 
 Rat = Any  # gmpy2.mpq
@@ -72,10 +72,8 @@ class PolynomialLaw:
     def normalised(self) -> bool:
         """Whether Σ_z C_z(q)·q^{e_z} = D(q) as polynomials, i.e. the probabilities sum to one
         (exactly: q is transcendental, so the identity in q is the identity of polynomials)."""
-        total = flint.fmpz_poly(0)
-        for coefficients, e in self.terms:
-            total += flint.fmpz_poly([0] * e + list(coefficients))
-        return bool(total == flint.fmpz_poly(list(self.denominator)))
+        numerators, denominator = self._q_poly
+        return bool(sum(numerators, flint.fmpz_poly(0)) == denominator)
 
     def losses(self, other: PolynomialLaw) -> dict[int, Rat] | None:
         """ln(P(z)/Q(z)) for P = this law, Q = *other*, at every output either law gives, exactly:
@@ -140,9 +138,9 @@ class PolynomialLaw:
         outside the support). Only meaningful for a :meth:`normalised` law."""
         with precise(bits):
             q = (-1 / ball(self.scale)).exp()
-            probabilities = [self.probability(z, q) for z in self.window()]
-            bounds = tuple((max(mpq(0), lower(p)), min(mpq(1), upper(p))) for p in probabilities)
-        return EnclosedLaw(self.low, bounds, mpq(0), bits)
+            return EnclosedLaw.of_balls(
+                self.low, [self.probability(z, q) for z in self.window()], bits
+            )
 
 
 def clamped_laplace_law(scale: Rat, centre: int, high: int) -> PolynomialLaw:
