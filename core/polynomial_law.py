@@ -34,8 +34,12 @@ from gmpy2 import mpq
 
 from dpplug.bounds import Ball, ball, precise
 from dpplug.enclosed_law import EnclosedLaw
+from dpplug.errors import NotSupported
 
 Rat = Any  # gmpy2.mpq
+
+#: The most outputs :func:`clamped_laplace_law` writes out (each is a term of the law).
+MAX_OUTPUTS = 1 << 20
 Coefficients = tuple[int, ...]
 
 
@@ -150,6 +154,11 @@ def clamped_laplace_law(scale: Rat, centre: int, high: int) -> PolynomialLaw:
     q^{high − centre}/(1 + q) (for high = 0, the single output 0 with probability 1)."""
     if not 0 <= centre <= high:
         raise ValueError(f"the centre {centre} must lie in [0, {high}]")
+    if high >= MAX_OUTPUTS:
+        raise NotSupported(
+            f"the law over {high + 1:,} outputs is too large to write out (the limit is "
+            f"{MAX_OUTPUTS:,}); it exists for exact checks of small cases"
+        )
     if high == 0:
         return PolynomialLaw(mpq(scale), 0, (((1,), 0),), (1,))
     inside = [((1, -1), abs(z - centre)) for z in range(1, high)]

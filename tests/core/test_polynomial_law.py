@@ -6,8 +6,10 @@ from __future__ import annotations
 import pytest
 from gmpy2 import mpq
 
+import dpplug
 from dpplug.bounds import ball, lower, precise, upper
 from dpplug.discrete_noise import discrete_laplace
+from dpplug.errors import NotSupported
 from dpplug.polynomial_law import PolynomialLaw, clamped_laplace_law
 from dpplug.randomness import SeededSource
 
@@ -80,3 +82,11 @@ def test_bad_laws_are_refused() -> None:
         PolynomialLaw(mpq(1), 0, (((1,), -1),), (1,))
     with pytest.raises(ValueError, match="centre"):
         clamped_laplace_law(mpq(1), 3, 2)
+
+
+def test_a_law_too_large_to_write_out_is_refused_before_it_is_built() -> None:
+    releaser = dpplug.create(
+        "independent-laplace", n=10**6, epsilon=1, max_queries=2, sparsity=3, grid=2**16
+    )
+    with pytest.raises(NotSupported, match="too large to write out"):
+        releaser.answer_law(0)
