@@ -157,6 +157,16 @@ def discrete_gaussian(sigma2: Rat, source: RandomSource, size: int | None = None
     return [_gaussian(sigma2, bits) for _ in range(size)]
 
 
+def laplace_cdf(scale: Rat, x: int) -> Ball:
+    """Pr[Y ≤ x] for the discrete Laplace of :func:`discrete_laplace`, as a ball:
+    1 − q^{x+1}/(1 + q) for x ≥ 0 and q^{−x}/(1 + q) below, q = e^{−1/scale}."""
+    q_log = -1 / mpq(scale)
+    q = ball(q_log).exp()
+    if x >= 0:
+        return 1 - ball(q_log * (x + 1)).exp() / (1 + q)
+    return ball(-q_log * x).exp() / (1 + q)
+
+
 def laplace_tail(scale: Rat, a: int) -> Rat:
     """A rational ≥ Pr[|Y| > a] = 2q^{a+1}/(1 + q), q = e^{−1/scale}, for the discrete
     Laplace of :func:`discrete_laplace`."""

@@ -79,12 +79,21 @@ from dpplug.conformance.probes.base import (
     quantile_plot,
 )
 from dpplug.conformance.settings import Settings
+from dpplug.conformance.sparse_vector_session import (
+    UPDATE_QUERIES,
+    answer_output,
+    first_answer_law,
+    update_time_law,
+)
+from dpplug.conformance.sparse_vector_session import (
+    session_privacy as sparse_vector_privacy,
+)
 from dpplug.enclosed_law import EnclosedLaw
 from dpplug.errors import BadParameter, DpplugError, NotSupported
 from dpplug.kinds import QueryReleaser
 from dpplug.pmf import Pmf
 from dpplug.polynomial_law import PolynomialLaw
-from dpplug.queries import QueryAnswers
+from dpplug.queries import QueryAnswers, sparse_query
 from dpplug.randomness import RandomSource, SeededSource
 from dpplug.universe import Universe
 
@@ -107,11 +116,19 @@ LATER_ANSWERS = -1
 #: session on {x₀: ⌊n/2⌋} asked {x₀: 1} k times (:meth:`QueryReleaserProbe.law_draw`), tested
 #: where k·n·W ≤ :data:`~..composed_session.MAX_LOSS_STEPS`.
 SESSION_TOTAL = -2
+#: The sampling law's input, for a sparse-vector session, that stands for the first answer on the
+#: dataset {x₀: v} whose first query's gap is nearest the threshold (:meth:`QueryReleaserProbe
+#: .threshold_count`): where the round's test decides, about half the time each way.
+AT_THRESHOLD = -3
+#: The sampling law's input, for a sparse-vector session, that stands for the update time on that
+#: dataset: which of up to :data:`~..sparse_vector_session.UPDATE_QUERIES` repetitions of {x₀: 1}
+#: first ends a round (its answer leaves the hypothesis).
+UPDATE_TIME = -4
 NO_EXACT_LAW = (
     "it declares neither the law of its answers (answer_law: its answers are not independent "
-    "given the queries) nor its coordinates' noise (coordinate_noise), and its noise's "
-    "probabilities (powers of e^(−1/b)) are irrational, so no exact law of a release exists; "
-    "the audit and the accuracy contract check it on samples"
+    "given the queries), a sparse-vector structure (sparse_vector) nor its coordinates' noise "
+    "(coordinate_noise), and its noise's probabilities (powers of e^(−1/b)) are irrational, so "
+    "no exact law of a release exists; the audit and the accuracy contract check it on samples"
 )
 
 
@@ -195,6 +212,8 @@ class QueryReleaserProbe(Probe):
         k ≥ 2 queries its later answers (:data:`LATER_ANSWERS`) and its total
         (:data:`SESSION_TOTAL`, where k·n·W is at most
         :data:`~..composed_session.MAX_LOSS_STEPS`)."""
+        if self.declares_sparse_vector:
+            return (*self.inputs, AT_THRESHOLD, UPDATE_TIME)
         k = self.releaser.workload.max_queries
         if not self.releaser.interactive or k == 1:
             return self.inputs
@@ -203,7 +222,23 @@ class QueryReleaserProbe(Probe):
         return (*self.inputs, LATER_ANSWERS, SESSION_TOTAL)
 
     def _law_value(self, value: int) -> int:
+        if value in (AT_THRESHOLD, UPDATE_TIME):
+            return self.threshold_count
         return self.releaser.n // 2 if value in (LATER_ANSWERS, SESSION_TOTAL) else value
+
+    @cached_property
+    def threshold_count(self) -> int:
+        """For a sparse-vector session: the v in [0, n] whose dataset {x₀: v} puts the gap of
+        {x₀: 1}'s first answer, v·W − H, nearest the threshold τ."""
+        rounds, grid = self.releaser.sparse_vector(), self.releaser.workload.grid
+        ideal = (rounds.threshold + self._first_hypothesis) / grid
+        return min(self.releaser.n, max(0, round(ideal)))
+
+    @cached_property
+    def _first_hypothesis(self) -> int:
+        rounds, x = self.releaser.sparse_vector(), probe_labels(self.releaser)[0]
+        releaser = self.releaser
+        return rounds.hypothesis(sparse_query({x: 1}, releaser.workload, releaser.universe))
 
     def law_draw(self, value: int, size: int, source: RandomSource) -> npt.NDArray[Any]:
         """:meth:`draw`'s first answers, or for :data:`LATER_ANSWERS` answers 2 … k of sessions
@@ -217,6 +252,8 @@ class QueryReleaserProbe(Probe):
         coordinate noise, the noise of every coordinate
         (:meth:`~dpplug.QueryReleaser.release_noise`) of ⌈size/T⌉ releases on {x₀: value}, the
         first *size* of them (independent when the declaration holds)."""
+        if self.declares_sparse_vector:
+            return self._sparse_vector_draw(value, size, source)
         if self.declares_coordinate_noise:
             releaser, data = self.releaser, self.dataset(value)
             noise: list[int] = []
@@ -234,6 +271,53 @@ class QueryReleaserProbe(Probe):
             ]
             outputs += answers[1:] if value == LATER_ANSWERS else [sum(answers)]
         return np.array(outputs[:size], dtype=np.int64)
+
+    def _sparse_vector_draw(self, value: int, size: int, source: RandomSource) -> npt.NDArray[Any]:
+        """A sparse-vector session's tested outputs (:func:`~..sparse_vector_session
+        .answer_output` of the first answer, or for :data:`UPDATE_TIME` the first of up to
+        :data:`~..sparse_vector_session.UPDATE_QUERIES` repetitions of {x₀: 1} whose answer
+        leaves the hypothesis, one past them for none) from *size* sessions."""
+        count = self._law_value(value)
+        data, query = self.dataset(count), {probe_labels(self.releaser)[0]: 1}
+        rounds, grid = self.releaser.sparse_vector(), self.releaser.workload.grid
+        hypothesis = self._first_hypothesis
+        outputs = []
+        for _ in range(size):
+            session = self.releaser.start(data, source)
+            if value == UPDATE_TIME:
+                repetitions = self._update_queries
+                found = repetitions + 1
+                for t in range(1, repetitions + 1):
+                    if int(session.answer(query) * self.scale) != hypothesis:
+                        found = t
+                        break
+                outputs.append(found)
+            else:
+                answer = int(session.answer(query) * self.scale)
+                outputs.append(answer_output(rounds, answer, count * grid, hypothesis))
+        return np.array(outputs, dtype=np.int64)
+
+    def _sparse_vector_law(self, value: int) -> tuple[Pmf, Any]:
+        """The structure's law of :meth:`_sparse_vector_draw`'s outputs, exactly inside its
+        enclosure, with the enclosure's width (for the update time, plus the chance that an
+        update's answer equals the hypothesis)."""
+        rounds, bits = self.releaser.sparse_vector(), ENCLOSURE_PRECISIONS[0]
+        scaled = self._law_value(value) * self.releaser.workload.grid
+        hypothesis = self._first_hypothesis
+        if value == UPDATE_TIME:
+            law, slack = update_time_law(rounds, scaled, hypothesis, self._update_queries, bits)
+            return law.nearest_pmf(1), law.width() + slack
+        answer = first_answer_law(rounds, scaled, hypothesis, bits)
+        return answer.nearest_pmf(answer.high), answer.width()
+
+    @property
+    def _update_queries(self) -> int:
+        return min(UPDATE_QUERIES, self.releaser.workload.max_queries)
+
+    @property
+    def declares_sparse_vector(self) -> bool:
+        """Whether the releaser declares :meth:`~dpplug.QueryReleaser.sparse_vector`."""
+        return type(self.releaser).sparse_vector is not QueryReleaser.sparse_vector
 
     @property
     def declares_answer_law(self) -> bool:
@@ -271,6 +355,8 @@ class QueryReleaserProbe(Probe):
         if self.declares_coordinate_noise:
             noise = self.releaser.coordinate_noise().enclosed(ENCLOSURE_PRECISIONS[0])
             return noise.nearest_pmf(0), noise.width()
+        if self.declares_sparse_vector:
+            return self._sparse_vector_law(value)
         scaled = self._law_value(value) * self.releaser.workload.grid
         law = self._answer_law(scaled)
         if value == SESSION_TOTAL:
@@ -297,7 +383,7 @@ class QueryReleaserProbe(Probe):
                 return False
             return True
         if not self.releaser.interactive or not self.declares_answer_law:
-            return True
+            return True  # sparse-vector sessions too: their checks cost the same at any scale
         workload = self.releaser.workload
         return (
             self.scale <= MAX_EXACT_SCALE
@@ -306,6 +392,13 @@ class QueryReleaserProbe(Probe):
         )
 
     def show_input(self, value: int) -> str:
+        if value == AT_THRESHOLD:
+            return f"{self.dataset(self._law_value(value))} (first gap nearest the threshold)"
+        if value == UPDATE_TIME:
+            return (
+                f"{self.dataset(self._law_value(value))}, which of {self._update_queries} "
+                f"repetitions first ends a round"
+            )
         if value == LATER_ANSWERS:
             return f"{self.dataset(self._law_value(value))}, answers 2…k to the same query pooled"
         if value == SESSION_TOTAL:
@@ -327,6 +420,19 @@ class QueryReleaserProbe(Probe):
                 )
             failure, summary = coordinate_privacy(noise, self.guarantee)
             return PrivacyCheck(() if failure is None else (failure,), summary)
+        if self.declares_sparse_vector:
+            rounds, grid = self.releaser.sparse_vector(), self.releaser.workload.grid
+            if (rounds.sensitivity, rounds.scale) != (grid, self.scale):
+                return PrivacyCheck(
+                    (
+                        f"the declared sparse-vector structure has W = {rounds.sensitivity} and "
+                        f"n·W = {rounds.scale}, but the workload's grid is W = {grid} and n·W = "
+                        f"{self.scale}",
+                    ),
+                    "",
+                )
+            failure, summary = sparse_vector_privacy(rounds, self.guarantee)
+            return PrivacyCheck(() if failure is None else (failure,), summary)
         workload = self.releaser.workload
         laws = self.answer_laws
         failure, summary = session_privacy(
@@ -345,6 +451,13 @@ class QueryReleaserProbe(Probe):
         if self.declares_coordinate_noise:
             return PrivacyCheck(
                 (), "coordinate noise not replayed (the sampling law tests its law)", 1.0
+            )
+        if self.declares_sparse_vector:
+            return PrivacyCheck(
+                (),
+                "sparse-vector session not replayed (the sampling law tests its first answers "
+                "and update time against the structure's laws)",
+                1.0,
             )
         if not self.declares_answer_law:
             return PrivacyCheck((), "")

@@ -30,6 +30,7 @@ from dpplug.mechanism import Mechanism
 from dpplug.polynomial_law import PolynomialLaw
 from dpplug.queries import Declaration, LabelCounts, QueryAnswers, Workload, label_counts
 from dpplug.randomness import RandomSource, default_source
+from dpplug.sparse_vector import SparseVectorRounds
 from dpplug.universe import Universe
 
 
@@ -109,6 +110,17 @@ class QueryReleaser(Mechanism):
             f"{self.name} does not declare the law of its answers (they are not independent "
             f"given the queries, or depend on more than the true answer)"
         )
+
+    def sparse_vector(self) -> SparseVectorRounds:
+        """Optional, for a session whose answers come in rounds of a two-sided sparse-vector test
+        each ended by one noisy answer (:class:`~dpplug.sparse_vector.SparseVectorRounds`: the
+        threshold, the three noise scales, the most rounds and the public hypothesis before any
+        update). The conformance suite then proves the guarantee from that structure: each
+        round's and each answer's exact loss, composed over the rounds
+        (docs/conformance.md#sparse-vector-sessions), and tests the session's draws against the
+        structure's exact laws (the first answer, and when a repeated query first ends a round).
+        Not declared by default (``NotSupported``)."""
+        raise NotSupported(f"{self.name} does not declare a sparse-vector structure")
 
     def coordinate_noise(self) -> CoordinateNoise:
         """Optional, for a non-interactive release whose private part is T integer coordinates,

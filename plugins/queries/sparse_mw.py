@@ -63,6 +63,7 @@ from dpplug.plugins.queries.multiplicative_weights import SparseWeights
 from dpplug.plugins.queries.workload import ADD_REMOVE_ROW, releaser_params, set_public
 from dpplug.queries import Declaration, LabelCounts, QuerySession, SparseQuery, clamp
 from dpplug.randomness import RandomSource
+from dpplug.sparse_vector import SparseVectorRounds
 
 Rat = Any  # gmpy2.mpq
 
@@ -277,6 +278,22 @@ class SparseMultiplicativeWeights(QueryReleaser):
             "too small for the design",
         )
 
+    def sparse_vector(self) -> SparseVectorRounds:
+        """The wrapper's rounds (the module docstring): τ, b_thr = 2W/ε₀, b_q = 4W/ε₀,
+        b_ans = W/ε₀, c rounds, and the fresh IDC's rounded answer as the first hypothesis; so
+        each round and each answer is exactly ε₀-DP."""
+        d = self.design
+        return SparseVectorRounds(
+            d.threshold,
+            d.threshold_scale,
+            d.query_scale,
+            d.answer_scale,
+            d.updates,
+            d.scale,
+            d.grid,
+            lambda query: _hypothesis(d, SparseWeights(d.slots, float(d.alpha) / 2), query),
+        )
+
     def _start(
         self, counts: LabelCounts, source: RandomSource
     ) -> SparseMultiplicativeWeightsSession:
@@ -314,9 +331,7 @@ class SparseMultiplicativeWeightsSession(QuerySession):
     def _answer(self, query: SparseQuery) -> int:
         design, source, weights = self._design, self._source, self._weights
         values = [w / design.grid for w in query.weights]
-        hypothesis = clamp(
-            round(design.scale * weights.evaluate(query.labels, values)), design.scale
-        )
+        hypothesis = _hypothesis(design, weights, query)
         exact = query.scaled_answer(self._counts)
         if self._round_noise is None:
             self._round_noise = discrete_laplace(design.threshold_scale, source)
@@ -330,3 +345,9 @@ class SparseMultiplicativeWeightsSession(QuerySession):
         self.updates += 1
         self._round_noise = None
         return clamp(noisy, design.scale)
+
+
+def _hypothesis(design: Design, weights: SparseWeights, query: SparseQuery) -> int:
+    """H = round(n·W·Q(𝒟_t)) in [0, n·W]: the IDC's answer on the grid, public."""
+    values = [w / design.grid for w in query.weights]
+    return clamp(round(design.scale * weights.evaluate(query.labels, values)), design.scale)

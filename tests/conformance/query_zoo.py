@@ -4,6 +4,7 @@ test_query_releasers.py)."""
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterable
 from fractions import Fraction
 from typing import Any
@@ -20,7 +21,7 @@ from dpplug.plugins.queries import (
     SparseProjectionReleaser,
 )
 from dpplug.plugins.queries.independent import IndependentSession
-from dpplug.plugins.queries.sparse_mw import SparseMultiplicativeWeightsSession
+from dpplug.plugins.queries.sparse_mw import Design, SparseMultiplicativeWeightsSession
 from dpplug.projections import ProjectionHash, SparseProjection
 from dpplug.queries import LabelCounts, SparseQuery, clamp
 from dpplug.randomness import RandomSource
@@ -302,6 +303,64 @@ class ExactUpdates(SparseMultiplicativeWeights):
         return _ExactUpdateSession(self.declaration(), self.design, counts, source)
 
 
+class _FreshThresholdSession(SparseMultiplicativeWeightsSession):
+    def _answer(self, query: SparseQuery) -> int:
+        self._round_noise = None  # a new threshold noise for every query
+        return super()._answer(query)
+
+
+class FreshThreshold(SparseMultiplicativeWeights):
+    """Draws the sparse vector's threshold noise for every query, not once per round, while
+    declaring the per-round structure."""
+
+    name = "zoo-fresh-threshold"
+
+    def _start(self, counts: LabelCounts, source: RandomSource) -> _FreshThresholdSession:
+        return _FreshThresholdSession(self.declaration(), self.design, counts, source)
+
+
+@dataclasses.dataclass(frozen=True)
+class _ThinTestDesign(Design):
+    @property
+    def query_scale(self) -> Any:
+        return super().query_scale / 3
+
+
+class ThinTestNoise(SparseMultiplicativeWeights):
+    """Tests each query with a third of the noise its declared structure states."""
+
+    name = "zoo-thin-test-noise"
+
+    def _start(
+        self, counts: LabelCounts, source: RandomSource
+    ) -> SparseMultiplicativeWeightsSession:
+        fields = {f.name: getattr(self.design, f.name) for f in dataclasses.fields(Design)}
+        thin = _ThinTestDesign(**fields)
+        return SparseMultiplicativeWeightsSession(self.declaration(), thin, counts, source)
+
+
+class ForgetsAnswers(SparseMultiplicativeWeights):
+    """Splits its budget over the c sparse-vector rounds only, forgetting that each round's
+    noisy answer spends as much again."""
+
+    name = "zoo-forgets-answers"
+    conformance_cases = (
+        {
+            "n": 10**7,
+            "epsilon": mpq(1, 25),
+            "delta": mpq(1, 10**5),
+            "max_queries": 6,
+            "sparsity": 2,
+            "grid": 4,
+        },
+    )
+
+    def __init__(self, **params: object) -> None:
+        super().__init__(**params)
+        budget = step_budget(self.params["epsilon"], self.params["delta"], self.design.updates)
+        self.design = dataclasses.replace(self.design, budget=budget)
+
+
 #: Each broken releaser → (the contract that must catch it, what its diagnosis must say).
 ZOO: dict[type, tuple[str, str]] = {
     LeakyIndependent: ("audit", "more than the declared ε"),
@@ -321,6 +380,9 @@ ZOO: dict[type, tuple[str, str]] = {
     AntitheticLast: ("sampling-law", "the total of k answers to one query: samples do not"),
     RelatedNoise: ("exact-privacy", "the first two answers to {'x0': 1, 'x5': 1} and"),
     LabelsHeld: ("exact-privacy", "on {'x0': 25, 'x5': 1, 'x4': 1, 'x3': 1, 'x2': 1, 'x1': 1}"),
+    FreshThreshold: ("sampling-law", "repetitions first ends a round: samples do not follow"),
+    ThinTestNoise: ("sampling-law", "samples do not follow the declared law"),
+    ForgetsAnswers: ("exact-privacy", "the declared structure does not give the guarantee"),
 }
 
 

@@ -3,6 +3,7 @@ fast run's settings), and the probe's pieces behave as documented."""
 
 from __future__ import annotations
 
+import dataclasses
 from fractions import Fraction
 
 import pytest
@@ -12,8 +13,10 @@ import dpplug
 from dpplug import Registry
 from dpplug.conformance.probes import probes
 from dpplug.conformance.probes.query_releaser import (
+    AT_THRESHOLD,
     LATER_ANSWERS,
     SESSION_TOTAL,
+    UPDATE_TIME,
     QueryReleaserProbe,
     probe_labels,
     true_answer,
@@ -22,10 +25,22 @@ from dpplug.conformance.probes.query_releaser import (
 from dpplug.conformance.results import Outcome
 from dpplug.conformance.runner import CONTRACTS, run_contract
 from dpplug.conformance.settings import Settings
+from dpplug.conformance.sparse_vector_session import BUCKETS_PER_SIDE
 from dpplug.errors import NotSupported
+from dpplug.kinds import QueryReleaser
+from dpplug.plugins.queries import SparseMultiplicativeWeights
+from dpplug.queries import sparse_query
+from dpplug.sparse_vector import SparseVectorRounds
 
 ZOO_REGISTRY = Registry.load([query_zoo], entry_points=False)
 FAST = Settings(mode="fast")
+
+
+class Undeclared(SparseMultiplicativeWeights):
+    """Sparse multiplicative weights without its sparse-vector declaration."""
+
+    name = "test-undeclared"
+    sparse_vector = QueryReleaser.sparse_vector  # type: ignore[assignment]
 
 
 def test_every_zoo_releaser_registers() -> None:
@@ -69,7 +84,8 @@ def test_the_workload_is_fixed_sparse_and_on_the_grid() -> None:
 
 
 def test_the_probe_draws_answers_in_grid_units_with_exact_laws_only_where_declared() -> None:
-    (undeclared, *_) = list(probes(dpplug.registry().get("sparse-multiplicative-weights")))
+    case = SparseMultiplicativeWeights.conformance_cases[0]
+    undeclared = QueryReleaserProbe(Undeclared(**case), dict(case))
     with pytest.raises(NotSupported, match="irrational"):
         undeclared.tested_law(0)
     with pytest.raises(NotSupported, match="irrational"):
@@ -108,3 +124,41 @@ def test_the_probe_draws_answers_in_grid_units_with_exact_laws_only_where_declar
     law, width = projection.tested_law(0)
     assert 0 < width < 2**-100 and law.prob(0) == max(law.prob(z) for z in law)
     assert projection.exact_privacy(FAST).failures == ()
+
+
+def test_a_sparse_vector_session_is_tested_at_its_threshold() -> None:
+    """The first answer is the hypothesis or a bucket of the noise; on the dataset whose gap is
+    nearest τ, both about half the time, and the update time has the structure's law."""
+    (probe, *_) = list(probes(dpplug.registry().get("sparse-multiplicative-weights")))
+    assert isinstance(probe, QueryReleaserProbe) and probe.declares_sparse_vector
+    assert probe.law_inputs == (*probe.inputs, AT_THRESHOLD, UPDATE_TIME)
+    rounds, grid = probe.releaser.sparse_vector(), probe.releaser.workload.grid
+    query = sparse_query({probe_labels(probe.releaser)[0]: 1}, probe.releaser.workload, None)
+    gap = probe.threshold_count * grid - rounds.hypothesis(query)
+    assert abs(gap - rounds.threshold) <= grid
+    law, width = probe.tested_law(AT_THRESHOLD)
+    assert law.total() == 1 and 0 < width < 2**-100
+    assert 0.3 < law.prob(BUCKETS_PER_SIDE + 1) < 0.7
+    draws = probe.law_draw(AT_THRESHOLD, 200, dpplug.SeededSource(3))
+    assert set(draws) <= set(law) and 60 < (draws == BUCKETS_PER_SIDE + 1).sum() < 140
+    times, slack = probe.tested_law(UPDATE_TIME)
+    k = probe.releaser.workload.max_queries
+    assert list(times) == list(range(1, k + 2)) and times.total() == 1 and slack < 2**-100
+    drawn = probe.law_draw(UPDATE_TIME, 50, dpplug.SeededSource(3))
+    assert set(drawn) <= set(times)
+
+
+class SmallGridDeclared(SparseMultiplicativeWeights):
+    """Declares its structure on half its grid, so its losses would look half as large."""
+
+    name = "test-small-grid-declared"
+
+    def sparse_vector(self) -> SparseVectorRounds:
+        return dataclasses.replace(super().sparse_vector(), sensitivity=self.workload.grid // 2)
+
+
+def test_a_structure_on_another_grid_than_the_workload_fails() -> None:
+    case = SparseMultiplicativeWeights.conformance_cases[0]
+    probe = QueryReleaserProbe(SmallGridDeclared(**case), dict(case))
+    (failure,) = probe.exact_privacy(FAST).failures
+    assert "structure has W = 2 and n·W = 40000000, but the workload's grid is W = 4" in failure

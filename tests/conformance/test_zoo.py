@@ -48,18 +48,10 @@ def test_a_flaw_outside_the_declared_cases_is_caught_at_another_seed_too(broken:
     assert diagnosis in result.detail
 
 
-#: Contracts a built-in plugin skips, with the reason its skip must give: the query releaser
-#: whose answers depend on each other (through a sparse vector's threshold) declares no answer
-#: law, and its noise has irrational probabilities, so it is checked by the audit and the
-#: accuracy contract only (independent-laplace declares its answer law and sparse-projection its
-#: coordinate noise, and both are checked exactly).
-EXPECTED_SKIPS = {
-    **{
-        (name, contract): "irrational"
-        for name in ("sparse-multiplicative-weights",)
-        for contract in ("exact-privacy", "sampling-law")
-    },
-}
+#: Contracts a built-in plugin skips, with the reason its skip must give: none (every built-in
+#: declares an exact law: independent-laplace its answers', sparse-projection its coordinate
+#: noise and sparse-multiplicative-weights its sparse-vector structure).
+EXPECTED_SKIPS: dict[tuple[str, str], str] = {}
 #: Built-in plugins known to fail a contract, and why (remove an entry once its plugin is fixed;
 #: the test then passes unexpectedly, which strict xfail reports).
 KNOWN_FAILURES: dict[str, str] = {}
