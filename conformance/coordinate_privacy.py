@@ -27,6 +27,7 @@ from typing import Any
 from gmpy2 import mpq
 
 from dpplug.bounds import ball, lower, precise, upper
+from dpplug.composition import exp_exceeds
 from dpplug.conformance.divergence import ENCLOSURE_PRECISIONS, exact_text, summed_loss_divergence
 from dpplug.coordinate_noise import CoordinateNoise
 from dpplug.enclosed_law import EnclosedLaw
@@ -82,6 +83,12 @@ def coordinate_privacy(noise: CoordinateNoise, guarantee: Guarantee) -> tuple[st
             problem = loss_disagreement(noise, law)
             if problem is not None:
                 return problem, ""
+            largest = noise.largest_loss()
+            if delta == 0 and largest is not None and exp_exceeds(t * largest, e) is False:
+                return None, (
+                    f"T = {t} noisy coordinates, all moved by one: the summed loss is at most "
+                    f"T·max|ℓ| = {exact_text(t * largest)} ≤ ε (pure)"
+                )
             bounds = [product_divergence(noise, law, e, shift) for shift in (1, -1)]
         low, high = max(b[0] for b in bounds), max(b[1] for b in bounds)
         if low > delta:

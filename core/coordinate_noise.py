@@ -42,6 +42,10 @@ class CoordinateNoise(ABC):
     def unit_loss(self, z: int) -> Rat:
         """ln(N(z)/N(z − 1)), exactly."""
 
+    def largest_loss(self) -> Rat | None:
+        """sup_z |ℓ(z)|, exactly, where the loss is bounded (None: unbounded, or not declared)."""
+        return None
+
 
 @dataclass(frozen=True)
 class LaplaceCoordinates(CoordinateNoise):
@@ -55,6 +59,9 @@ class LaplaceCoordinates(CoordinateNoise):
 
     def unit_loss(self, z: int) -> Rat:
         return (1 if z <= 0 else -1) / mpq(self.scale)
+
+    def largest_loss(self) -> Rat:
+        return 1 / mpq(self.scale)
 
 
 @dataclass(frozen=True)

@@ -74,3 +74,17 @@ def test_a_loss_that_contradicts_the_law_fails() -> None:
     noise = _MislabelledLaplace(mpq(2), 4)
     failure, _ = coordinate_privacy(noise, guarantee(mpq(100), mpq(1, 2)))
     assert failure is not None and "contradicts the declared noise law" in failure
+
+
+def test_a_pure_laplace_release_is_decided_by_its_bounded_loss() -> None:
+    """δ = 0: T·(1/b) ≤ ε passes, met with equality too (no enclosure could show a divergence of
+    exactly 0); one more coordinate fails; the Gaussian's loss is unbounded, so it fails."""
+    noise = LaplaceCoordinates(mpq(4), 8)  # T/b = 2
+    failure, summary = coordinate_privacy(noise, guarantee(exp_upper(mpq(2), 64), mpq(0)))
+    assert failure is None and "T·max|ℓ| = 2 ≤ ε (pure)" in summary
+    failure, _ = coordinate_privacy(
+        LaplaceCoordinates(mpq(4), 9), guarantee(exp_upper(mpq(2), 64), mpq(0))
+    )
+    assert failure is not None and "moving all T = 9 coordinates by one" in failure
+    failure, _ = coordinate_privacy(GaussianCoordinates(mpq(4), 1), guarantee(mpq(100), mpq(0)))
+    assert failure is not None
