@@ -361,6 +361,40 @@ class ForgetsAnswers(SparseMultiplicativeWeights):
         self.design = dataclasses.replace(self.design, budget=budget)
 
 
+class HalvedThreshold(SparseMultiplicativeWeights):
+    """Tests each query against half the threshold τ its declared structure states ("τ is
+    conservative, half is enough"): the rounds end far more often than declared."""
+
+    name = "zoo-halved-threshold"
+
+    def _start(
+        self, counts: LabelCounts, source: RandomSource
+    ) -> SparseMultiplicativeWeightsSession:
+        halved = dataclasses.replace(self.design, threshold=self.design.threshold // 2)
+        return SparseMultiplicativeWeightsSession(self.declaration(), halved, counts, source)
+
+
+class _ThresholdNoiseAnswerSession(SparseMultiplicativeWeightsSession):
+    def _answer(self, query: SparseQuery) -> int:
+        if self._round_noise is None:
+            self._round_noise = discrete_laplace(self._design.threshold_scale, self._source)
+        rho = self._round_noise
+        answer = super()._answer(query)
+        if self._round_noise is None:  # the round ended: "ρ/2 has the answer noise's scale"
+            return clamp(query.scaled_answer(self._counts) + rho // 2, self._design.scale)
+        return answer
+
+
+class ThresholdNoiseAnswers(SparseMultiplicativeWeights):
+    """Answers a round's update with the round's threshold noise halved (b_thr = 2·b_ans)
+    instead of a fresh draw: the answer's noise is the one the test was passed with."""
+
+    name = "zoo-threshold-noise-answers"
+
+    def _start(self, counts: LabelCounts, source: RandomSource) -> _ThresholdNoiseAnswerSession:
+        return _ThresholdNoiseAnswerSession(self.declaration(), self.design, counts, source)
+
+
 #: Each broken releaser → (the contract that must catch it, what its diagnosis must say).
 ZOO: dict[type, tuple[str, str]] = {
     LeakyIndependent: ("audit", "more than the declared ε"),
@@ -383,6 +417,8 @@ ZOO: dict[type, tuple[str, str]] = {
     FreshThreshold: ("sampling-law", "repetitions first ends a round: samples do not follow"),
     ThinTestNoise: ("sampling-law", "samples do not follow the declared law"),
     ForgetsAnswers: ("exact-privacy", "the declared structure does not give the guarantee"),
+    HalvedThreshold: ("sampling-law", "(first gap nearest the threshold): samples do not follow"),
+    ThresholdNoiseAnswers: ("sampling-law", "(first gap nearest the threshold): samples do"),
 }
 
 
