@@ -18,8 +18,8 @@ theorem's range a guarantee the advanced one cannot prove is left undecided.
 - the first answer to a query of gap g = A − H (:func:`first_answer_law`): H with probability
   M₁ = Pr[the round survives the query] (:meth:`~dpplug.sparse_vector.SparseVectorRounds
   .continuing`), else clamp(A + DLap(b_ans)); reported as H, or as the answer's offset from A in
-  :data:`BUCKETS_PER_SIDE` buckets of about b_ans/4 a side (so the law has few outputs whatever
-  the scale);
+  :data:`BUCKETS_PER_SIDE` buckets of about b_ans/2 a side (so the law has few outputs whatever
+  the scale, and the χ² test few cells);
 - the query at which the same query, asked again and again, first ends a round
   (:func:`update_time_law`): Pr[T = t] = M_{t−1} − M_t, which depends on the threshold noise being
   drawn once per round and on both tests' noise.
@@ -42,9 +42,9 @@ from dpplug.sparse_vector import SparseVectorRounds
 
 Rat = Any  # gmpy2.mpq
 
-#: Buckets of the answer's offset from the truth on each side (each about b_ans/4 wide; the
-#: outermost hold the tails beyond about 12·b_ans).
-BUCKETS_PER_SIDE = 48
+#: Buckets of the answer's offset from the truth on each side (each about b_ans/2 wide; the
+#: outermost hold the tails beyond about 6·b_ans).
+BUCKETS_PER_SIDE = 12
 #: The most repetitions of a query whose update time is tested (later ones are lumped).
 UPDATE_QUERIES = 8
 
@@ -104,9 +104,9 @@ def session_privacy(rounds: SparseVectorRounds, guarantee: Guarantee) -> tuple[s
 
 
 def bucket_width(rounds: SparseVectorRounds) -> int:
-    """The width of an answer bucket: ⌈b_ans/4⌉."""
+    """The width of an answer bucket: ⌈b_ans/2⌉."""
     answer_scale = mpq(rounds.answer_scale)
-    return max(1, int(-(-answer_scale.numerator // (4 * answer_scale.denominator))))
+    return max(1, int(-(-answer_scale.numerator // (2 * answer_scale.denominator))))
 
 
 def answer_output(rounds: SparseVectorRounds, answer: int, scaled: int, hypothesis: int) -> int:

@@ -124,6 +124,11 @@ AT_THRESHOLD = -3
 #: dataset: which of up to :data:`~..sparse_vector_session.UPDATE_QUERIES` repetitions of {x₀: 1}
 #: first ends a round (its answer leaves the hypothesis).
 UPDATE_TIME = -4
+#: The sampling law's input, for a sparse-vector session, that stands for the first answer on
+#: :data:`AT_THRESHOLD`'s dataset with one row of each other probe label added, as n allows: the
+#: same true answer and the same declared law, so a hypothesis or a test that depends on more
+#: than the query (the labels held, or how many) is seen.
+AT_THRESHOLD_LABELS = -5
 NO_EXACT_LAW = (
     "it declares neither the law of its answers (answer_law: its answers are not independent "
     "given the queries), a sparse-vector structure (sparse_vector) nor its coordinates' noise "
@@ -213,7 +218,7 @@ class QueryReleaserProbe(Probe):
         (:data:`SESSION_TOTAL`, where k·n·W is at most
         :data:`~..composed_session.MAX_LOSS_STEPS`)."""
         if self.declares_sparse_vector:
-            return (*self.inputs, AT_THRESHOLD, UPDATE_TIME)
+            return (*self.inputs, AT_THRESHOLD, AT_THRESHOLD_LABELS, UPDATE_TIME)
         k = self.releaser.workload.max_queries
         if not self.releaser.interactive or k == 1:
             return self.inputs
@@ -222,7 +227,7 @@ class QueryReleaserProbe(Probe):
         return (*self.inputs, LATER_ANSWERS, SESSION_TOTAL)
 
     def _law_value(self, value: int) -> int:
-        if value in (AT_THRESHOLD, UPDATE_TIME):
+        if value in (AT_THRESHOLD, AT_THRESHOLD_LABELS, UPDATE_TIME):
             return self.threshold_count
         return self.releaser.n // 2 if value in (LATER_ANSWERS, SESSION_TOTAL) else value
 
@@ -278,7 +283,7 @@ class QueryReleaserProbe(Probe):
         :data:`~..sparse_vector_session.UPDATE_QUERIES` repetitions of {x₀: 1} whose answer
         leaves the hypothesis, one past them for none) from *size* sessions."""
         count = self._law_value(value)
-        data, query = self.dataset(count), {probe_labels(self.releaser)[0]: 1}
+        data, query = self._law_dataset(value), {probe_labels(self.releaser)[0]: 1}
         rounds, grid = self.releaser.sparse_vector(), self.releaser.workload.grid
         hypothesis = self._first_hypothesis
         outputs = []
@@ -309,6 +314,15 @@ class QueryReleaserProbe(Probe):
             return law.nearest_pmf(1), law.width() + slack
         answer = first_answer_law(rounds, scaled, hypothesis, bits)
         return answer.nearest_pmf(answer.high), answer.width()
+
+    def _law_dataset(self, value: int) -> dict[Any, int]:
+        """The dataset of a sampling-law input (:data:`AT_THRESHOLD_LABELS` adds one row of each
+        other probe label, x₅, x₄, …, as n allows, to :data:`AT_THRESHOLD`'s)."""
+        data = self.dataset(self._law_value(value))
+        if value != AT_THRESHOLD_LABELS:
+            return data
+        labels, n = probe_labels(self.releaser), self.releaser.n
+        return data | dict.fromkeys(labels[:0:-1][: n - sum(data.values())], 1)
 
     @property
     def _update_queries(self) -> int:
@@ -392,8 +406,8 @@ class QueryReleaserProbe(Probe):
         )
 
     def show_input(self, value: int) -> str:
-        if value == AT_THRESHOLD:
-            return f"{self.dataset(self._law_value(value))} (first gap nearest the threshold)"
+        if value in (AT_THRESHOLD, AT_THRESHOLD_LABELS):
+            return f"{self._law_dataset(value)} (first gap nearest the threshold)"
         if value == UPDATE_TIME:
             return (
                 f"{self.dataset(self._law_value(value))}, which of {self._update_queries} "

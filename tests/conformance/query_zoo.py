@@ -395,6 +395,24 @@ class ThresholdNoiseAnswers(SparseMultiplicativeWeights):
         return _ThresholdNoiseAnswerSession(self.declaration(), self.design, counts, source)
 
 
+class _SpreadHypothesisSession(SparseMultiplicativeWeightsSession):
+    def _answer(self, query: SparseQuery) -> int:
+        updates = self.updates
+        answer = super()._answer(query)
+        if self.updates == updates and len(self._counts.labels) >= 3:
+            return min(answer + 1, self.scale)  # "spread-out data sits above the IDC's guess"
+        return answer
+
+
+class SpreadHypothesis(SparseMultiplicativeWeights):
+    """Answers its hypothesis plus one grid unit when the data holds three labels or more."""
+
+    name = "zoo-spread-hypothesis"
+
+    def _start(self, counts: LabelCounts, source: RandomSource) -> _SpreadHypothesisSession:
+        return _SpreadHypothesisSession(self.declaration(), self.design, counts, source)
+
+
 #: Each broken releaser → (the contract that must catch it, what its diagnosis must say).
 ZOO: dict[type, tuple[str, str]] = {
     LeakyIndependent: ("audit", "more than the declared ε"),
@@ -419,6 +437,10 @@ ZOO: dict[type, tuple[str, str]] = {
     ForgetsAnswers: ("exact-privacy", "the declared structure does not give the guarantee"),
     HalvedThreshold: ("sampling-law", "(first gap nearest the threshold): samples do not follow"),
     ThresholdNoiseAnswers: ("sampling-law", "(first gap nearest the threshold): samples do"),
+    SpreadHypothesis: (
+        "sampling-law",
+        "'x1': 1} (first gap nearest the threshold): samples do not",
+    ),
 }
 
 

@@ -14,6 +14,7 @@ from dpplug import Registry
 from dpplug.conformance.probes import probes
 from dpplug.conformance.probes.query_releaser import (
     AT_THRESHOLD,
+    AT_THRESHOLD_LABELS,
     LATER_ANSWERS,
     SESSION_TOTAL,
     UPDATE_TIME,
@@ -131,7 +132,7 @@ def test_a_sparse_vector_session_is_tested_at_its_threshold() -> None:
     nearest τ, both about half the time, and the update time has the structure's law."""
     (probe, *_) = list(probes(dpplug.registry().get("sparse-multiplicative-weights")))
     assert isinstance(probe, QueryReleaserProbe) and probe.declares_sparse_vector
-    assert probe.law_inputs == (*probe.inputs, AT_THRESHOLD, UPDATE_TIME)
+    assert probe.law_inputs == (*probe.inputs, AT_THRESHOLD, AT_THRESHOLD_LABELS, UPDATE_TIME)
     rounds, grid = probe.releaser.sparse_vector(), probe.releaser.workload.grid
     query = sparse_query({probe_labels(probe.releaser)[0]: 1}, probe.releaser.workload, None)
     gap = probe.threshold_count * grid - rounds.hypothesis(query)
@@ -141,6 +142,9 @@ def test_a_sparse_vector_session_is_tested_at_its_threshold() -> None:
     assert 0.3 < law.prob(BUCKETS_PER_SIDE + 1) < 0.7
     draws = probe.law_draw(AT_THRESHOLD, 200, dpplug.SeededSource(3))
     assert set(draws) <= set(law) and 60 < (draws == BUCKETS_PER_SIDE + 1).sum() < 140
+    assert probe.tested_law(AT_THRESHOLD_LABELS) == (law, width)
+    held = probe.law_draw(AT_THRESHOLD_LABELS, 200, dpplug.SeededSource(3))
+    assert 60 < (held == BUCKETS_PER_SIDE + 1).sum() < 140
     times, slack = probe.tested_law(UPDATE_TIME)
     k = probe.releaser.workload.max_queries
     assert list(times) == list(range(1, k + 2)) and times.total() == 1 and slack < 2**-100

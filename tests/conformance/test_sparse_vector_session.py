@@ -76,7 +76,7 @@ def test_beyond_the_optimal_range_the_advanced_theorem_decides_or_nothing_does()
 
 
 def test_the_first_answer_law_is_the_hypothesis_or_a_bucket_of_the_noise() -> None:
-    rounds = structure(mpq(1, 4), 3, threshold=200)  # b_ans = 8: buckets of 2
+    rounds = structure(mpq(1, 4), 3, threshold=200)  # b_ans = 8: buckets of 4
     far_below = first_answer_law(rounds, 500, 500, 128)  # gap 0: the round survives, nearly
     assert far_below.lo(BUCKETS_PER_SIDE + 1) > mpq(99, 100)
     at = first_answer_law(rounds, 700, 500, 128)  # gap τ: about half each way
@@ -90,10 +90,11 @@ def test_the_first_answer_law_is_the_hypothesis_or_a_bucket_of_the_noise() -> No
 
 
 def test_answer_outputs_are_buckets_of_the_offset() -> None:
-    rounds = structure(mpq(1, 4), 3)  # buckets of ⌈8/4⌉ = 2
+    rounds = structure(mpq(1, 4), 3)  # buckets of ⌈8/2⌉ = 4
     assert answer_output(rounds, 500, 600, 500) == BUCKETS_PER_SIDE + 1
     assert answer_output(rounds, 601, 600, 0) == 0
     assert answer_output(rounds, 599, 600, 0) == -1
+    assert answer_output(rounds, 592, 600, 0) == -2
     assert answer_output(rounds, 10**6, 600, 0) == BUCKETS_PER_SIDE
     assert answer_output(rounds, 0, 600, 1) == -BUCKETS_PER_SIDE
 
