@@ -4,9 +4,11 @@ docs/conformance.md#sparse-vector-sessions).
 
 **The guarantee** (:func:`session_privacy`). Each round is ε_r-DP and each noisy answer ε_a-DP,
 both exact rationals from the declared scales (the two-sided AboveThreshold argument of
-:mod:`dpplug.sparse_vector`); a session is at most c rounds and c answers chosen adaptively, so
-2c steps of loss at most ε₀ = max(ε_r, ε_a). Their composition is bounded in balls by the best
-theorem that applies: basic composition (2c·ε₀ ≤ ε), the optimal one (Kairouz, Oh, Viswanath
+:mod:`dpplug.sparse_vector`); a session of at most k queries has at most r = min(c, k) rounds
+(each query ends at most one, a round starts only with a query, and none starts after the c-th
+has ended) and r answers, chosen adaptively, so 2r steps of loss at most ε₀ = max(ε_r, ε_a).
+Their composition is bounded in balls by the best theorem that applies: basic composition
+(2r·ε₀ ≤ ε), the optimal one (Kairouz, Oh, Viswanath
 2015, Thm 3.3) up to :data:`~dpplug.composition.MAX_OPTIMAL_STEPS` steps, and the advanced one
 (Dwork, Rothblum, Vadhan 2010, Thm III.3) beyond. The check passes when one of them proves the
 declared (ε, δ); it fails when basic or optimal composition, which are exact for the class of
@@ -49,25 +51,28 @@ BUCKETS_PER_SIDE = 12
 UPDATE_QUERIES = 8
 
 
-def session_privacy(rounds: SparseVectorRounds, guarantee: Guarantee) -> tuple[str | None, str]:
-    """The declared guarantee of a sparse-vector session decided from its structure (see the
-    module docstring): (why it fails, in words, or None; what was proved)."""
+def session_privacy(
+    rounds: SparseVectorRounds, guarantee: Guarantee, max_queries: int
+) -> tuple[str | None, str]:
+    """The declared guarantee of a sparse-vector session of at most *max_queries* queries
+    decided from its structure (see the module docstring): (why it fails, in words, or None;
+    what was proved)."""
     e, delta = mpq(guarantee.exp_epsilon), mpq(guarantee.delta)
     eps_r, eps_a = rounds.round_loss(), rounds.answer_loss()
-    step, steps = max(eps_r, eps_a), 2 * rounds.rounds
+    step, steps = max(eps_r, eps_a), 2 * min(rounds.rounds, max_queries)
     losses = (
         f"rounds ε_r = W/b_thr + 2W/b_q = {exact_text(eps_r)}, answers ε_a = W/b_ans = "
-        f"{exact_text(eps_a)}, 2c = {steps:,} steps of ε₀ = max(ε_r, ε_a)"
+        f"{exact_text(eps_a)}, 2·min(c, k) = {steps:,} steps of ε₀ = max(ε_r, ε_a)"
     )
     for bits in ENCLOSURE_PRECISIONS:
         with precise(bits):
             basic = exp_exceeds(steps * step, e)
             if basic is False:
-                return None, f"{losses}; basic composition: 2c·ε₀ ≤ ε (e^ε = {exact_text(e)})"
+                return None, f"{losses}; basic composition: 2r·ε₀ ≤ ε (e^ε = {exact_text(e)})"
             if delta == 0:
                 if basic:
                     return (
-                        f"{losses}: with δ = 0 they compose to 2c·ε₀ = "
+                        f"{losses}: with δ = 0 they compose to 2r·ε₀ = "
                         f"{exact_text(steps * step)}, above the declared e^ε = {exact_text(e)}",
                         "",
                     )

@@ -10,7 +10,8 @@ keeps a public hypothesis H(q) for each query q, a function of its earlier answe
 only when a round ends. A round draws ρ ~ DLap(b_thr) when it starts; a query with gap
 g = A − H (true scaled answer minus hypothesis) draws ν⁺, ν⁻ ~ DLap(b_q) and ends the round iff
 g + ν⁺ ≥ τ + ρ or −g + ν⁻ ≥ τ + ρ; the query is then answered clamp(A + DLap(b_ans)) to
-[0, n·W], and otherwise H. At most c rounds end; the session then refuses further queries.
+[0, n·W], and otherwise H. At most c rounds end; the session then refuses further queries. A
+session of at most k queries thus has at most min(c, k) rounds, ended or not.
 DLap(b) is the discrete Laplace of :mod:`dpplug.discrete_noise`, Pr[Y = y] ∝ e^{−|y|/b}.
 
 **Privacy** (one row added or removed moves every A by at most W and no H).
@@ -25,8 +26,8 @@ DLap(b) is the discrete Laplace of :mod:`dpplug.discrete_noise`, Pr[Y = y] ∝ e
   has not ended needs the first step only.
 - An answer is ε_a-DP with ε_a = W/b_ans (:meth:`SparseVectorRounds.answer_loss`): the discrete
   Laplace's ratio e^{|y − A′| − |y − A|}/b_ans, which clamping only lowers.
-- A session is c rounds and c answers, adaptively chosen: 2c steps of loss at most
-  max(ε_r, ε_a), composed by :mod:`dpplug.composition`'s theorems.
+- A session is at most r = min(c, k) rounds and r answers, adaptively chosen: 2r steps of loss at
+  most max(ε_r, ε_a), composed by :mod:`dpplug.composition`'s theorems.
 
 **The law of a round** (:meth:`SparseVectorRounds.continuing`). With y = τ + ρ, query i does
 not end the round with probability B(g_i, y) = F(y − g_i − 1)·F(y + g_i − 1), F the CDF of

@@ -445,7 +445,8 @@ class QueryReleaserProbe(Probe):
                     ),
                     "",
                 )
-            failure, summary = sparse_vector_privacy(rounds, self.guarantee)
+            k = self.releaser.workload.max_queries
+            failure, summary = sparse_vector_privacy(rounds, self.guarantee, k)
             return PrivacyCheck(() if failure is None else (failure,), summary)
         workload = self.releaser.workload
         laws = self.answer_laws

@@ -10,10 +10,12 @@ removed moves by at most Δ = W, and the hypothesis's answer is rounded to the g
 round(n·W·Q(𝒟_t)), a public value.
 
 **The wrapper.** With α the IDC's accuracy (α_g = α·n·W grid units), s and c = ⌊4(ln s + 1)/α²⌋
-(the most updates, Thm 3.5), and ε₀ the largest step with which 2c ε₀-DP steps compose to (ε, δ)
+(the most updates, Thm 3.5), r = min(c, k) the most rounds a session of k queries can have (each
+query ends at most one round, a round starts only with a query, and none starts after c), and
+ε₀ the largest step with which 2r ε₀-DP steps compose to (ε, δ)
 (:func:`dpplug.composition.step_budget`: the optimal composition theorem, KOV15 Thm 3.3, up to
-32,768 steps and advanced composition, DRV10 Thm III.3, beyond, over the c sparse-vector rounds
-and the c noisy answers at once; C2 composes each half at (ε/2, δ/2) with
+32,768 steps and advanced composition, DRV10 Thm III.3, beyond, over the r sparse-vector rounds
+and the r noisy answers at once; C2 composes each half at (ε/2, δ/2) with
 ε₀ = (ε/2)/√(8c·ln(2/δ)), which this ε₀ always exceeds), noise is exact discrete Laplace
 (:mod:`dpplug.discrete_noise`) of scales b_thr = 2Δ/ε₀, b_q = 4Δ/ε₀ and b_ans = Δ/ε₀. A round
 draws ρ ~ Lap(b_thr); each query draws ν⁺, ν⁻ ~ Lap(b_q) and, if A − H + ν⁺ ≥ τ + ρ or
@@ -24,7 +26,7 @@ further queries.
 **Privacy.** Each round is AboveThreshold on the sensitivity-Δ queries ±(A − H): with integer Δ
 the shifts ρ + Δ and ν + 2Δ of the proof (Dwork & Roth 2014, Thm 3.23) are bijections of ℤ whose
 discrete Laplace likelihood ratios are e^{Δ/b_thr}·e^{2Δ/b_q} = e^{ε₀}, so each round is ε₀-DP;
-each noisy answer is ε₀-DP; at most c rounds and c answers, adaptively: (ε, δ)-DP. Releasing H
+each noisy answer is ε₀-DP; at most r rounds and r answers, adaptively: (ε, δ)-DP. Releasing H
 and the IDC's state is post-processing; the IDC's floats never enter a comparison with noise.
 
 **Accuracy** (simultaneous over k queries, with probability ≥ 1 − β). With a_ρ, a_ν, a_ans the
@@ -103,7 +105,7 @@ class Design:
     alpha_grid: int
     slots: int
     updates: int  # c
-    budget: StepBudget  # 2c steps of ε₀
+    budget: StepBudget  # 2·min(c, k) steps of ε₀
     margin: int  # u
     threshold: int  # τ
 
@@ -165,7 +167,7 @@ def _estimate(
     for _ in range(20):
         s = x * (math.log(s) + 1)
     c = max(1, math.floor(4 * (math.log(math.ceil(s)) + 1) / alpha**2))
-    e0 = step_estimate(eps, log_inverse_delta, 2 * c)
+    e0 = step_estimate(eps, log_inverse_delta, 2 * min(c, k))
     a_rho = laplace_error_estimate(2 * grid / e0, log_beta - math.log(3 * c))
     a_nu = laplace_error_estimate(4 * grid / e0, log_beta - math.log(6 * k))
     a_ans = laplace_error_estimate(grid / e0, log_beta - math.log(3 * c))
@@ -200,7 +202,7 @@ def design(n: int, grid: int, m: int, k: int, epsilon: Rat, delta: Rat, beta: Ra
         s = slots(m, alpha)
         c = update_bound(s, alpha)
         assert m * c <= s, (m, c, s)  # Thm 3.5: at most m·c slots are ever assigned
-        budget = step_budget(epsilon, delta, 2 * c)
+        budget = step_budget(epsilon, delta, 2 * min(c, k))
         candidate = Design(scale, grid, k, alpha_grid, s, c, budget, margin, 0)
         a_rho, a_nu, a_ans = candidate.noise_bounds(mpq(beta))
         threshold = alpha_grid + margin + a_rho + a_nu

@@ -340,24 +340,15 @@ class ThinTestNoise(SparseMultiplicativeWeights):
 
 
 class ForgetsAnswers(SparseMultiplicativeWeights):
-    """Splits its budget over the c sparse-vector rounds only, forgetting that each round's
-    noisy answer spends as much again."""
+    """Splits its budget over the min(c, k) sparse-vector rounds only, forgetting that each
+    round's noisy answer spends as much again."""
 
     name = "zoo-forgets-answers"
-    conformance_cases = (
-        {
-            "n": 10**7,
-            "epsilon": mpq(1, 25),
-            "delta": mpq(1, 10**5),
-            "max_queries": 6,
-            "sparsity": 2,
-            "grid": 4,
-        },
-    )
 
     def __init__(self, **params: object) -> None:
         super().__init__(**params)
-        budget = step_budget(self.params["epsilon"], self.params["delta"], self.design.updates)
+        rounds = min(self.design.updates, self.workload.max_queries)
+        budget = step_budget(self.params["epsilon"], self.params["delta"], rounds)
         self.design = dataclasses.replace(self.design, budget=budget)
 
 

@@ -36,11 +36,20 @@ def guarantee(epsilon: mpq, delta: mpq) -> Guarantee:
     return Guarantee(exp_upper(epsilon, 64), delta, Relation.ADD_REMOVE)
 
 
+K = 10**6  # queries: the rounds c bound the steps
+
+
 def test_pure_sessions_pass_by_basic_composition_and_fail_beyond() -> None:
-    failure, proved = session_privacy(structure(mpq(1, 10), 5), guarantee(mpq(1), mpq(0)))
+    failure, proved = session_privacy(structure(mpq(1, 10), 5), guarantee(mpq(1), mpq(0)), K)
     assert failure is None and "basic composition" in proved
-    failure, _ = session_privacy(structure(mpq(1, 10), 6), guarantee(mpq(1), mpq(0)))
-    assert failure is not None and "with δ = 0 they compose to 2c·ε₀ = 6/5" in failure
+    failure, _ = session_privacy(structure(mpq(1, 10), 6), guarantee(mpq(1), mpq(0)), K)
+    assert failure is not None and "with δ = 0 they compose to 2r·ε₀ = 6/5" in failure
+
+
+def test_a_session_of_k_queries_has_at_most_k_rounds() -> None:
+    """c = 6 rounds but k = 5 queries: 10 steps of ε₀ = 1/10, within ε = 1."""
+    failure, proved = session_privacy(structure(mpq(1, 10), 6), guarantee(mpq(1), mpq(0)), 5)
+    assert failure is None and "2·min(c, k) = 10 steps" in proved
 
 
 def test_the_step_budget_proves_its_own_guarantee_by_optimal_composition() -> None:
@@ -48,6 +57,7 @@ def test_the_step_budget_proves_its_own_guarantee_by_optimal_composition() -> No
     failure, proved = session_privacy(
         structure(budget.epsilon0, 50),
         Guarantee(budget.exp_epsilon, budget.delta, Relation.ADD_REMOVE),
+        K,
     )
     assert failure is None and "optimal composition" in proved
 
@@ -58,7 +68,7 @@ def test_a_round_that_spends_more_than_its_share_fails() -> None:
     greedy = SparseVectorRounds(40, W / e0, 4 * W / e0, W / e0, 50, 1000, W, lambda q: 0)
     assert greedy.round_loss() == 3 * e0 / 2
     failure, _ = session_privacy(
-        greedy, Guarantee(budget.exp_epsilon, budget.delta, Relation.ADD_REMOVE)
+        greedy, Guarantee(budget.exp_epsilon, budget.delta, Relation.ADD_REMOVE), K
     )
     assert failure is not None and "the declared structure does not give the guarantee" in failure
 
@@ -68,11 +78,11 @@ def test_beyond_the_optimal_range_the_advanced_theorem_decides_or_nothing_does()
     assert budget.rule == "advanced"
     rounds = structure(budget.epsilon0, 40_000)
     failure, proved = session_privacy(
-        rounds, Guarantee(budget.exp_epsilon, budget.delta, Relation.ADD_REMOVE)
+        rounds, Guarantee(budget.exp_epsilon, budget.delta, Relation.ADD_REMOVE), K
     )
     assert failure is None and "advanced composition" in proved
     with pytest.raises(NotSupported, match="neither proved nor refuted"):
-        session_privacy(rounds, guarantee(mpq(3), mpq(1, 10**6)))
+        session_privacy(rounds, guarantee(mpq(3), mpq(1, 10**6)), K)
 
 
 def test_the_first_answer_law_is_the_hypothesis_or_a_bucket_of_the_noise() -> None:

@@ -118,7 +118,7 @@ def test_the_wrapper_constants() -> None:
     assert design.slots == slots(LOUD["sparsity"], design.alpha)
     assert c == update_bound(design.slots, design.alpha)
     e0 = design.budget.epsilon0
-    assert design.budget.steps == 2 * c
+    assert design.budget.steps == 2 * min(c, LOUD["max_queries"])  # r = min(c, k) rounds
     assert (design.threshold_scale, design.query_scale, design.answer_scale) == (
         2 * w / e0,
         4 * w / e0,
