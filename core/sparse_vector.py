@@ -6,9 +6,10 @@ check its guarantee and its draws exactly (:meth:`dpplug.QueryReleaser.sparse_ve
 docs/conformance.md#sparse-vector-sessions).
 
 **The structure.** All quantities are integers in grid units (:mod:`dpplug.queries`). A session
-keeps a public hypothesis H(q) for each query q, a function of its earlier answers that changes
-only when a round ends. A round draws ρ ~ DLap(b_thr) when it starts; a query with gap
-g = A − H (true scaled answer minus hypothesis) draws ν⁺, ν⁻ ~ DLap(b_q) and ends the round iff
+keeps a public hypothesis H(q) for each query q, a function of the queries that ended rounds
+and their released answers, so it changes only when a round ends. A round draws
+ρ ~ DLap(b_thr) when it starts; a query with gap g = A − H (true scaled answer minus hypothesis)
+draws ν⁺, ν⁻ ~ DLap(b_q) and ends the round iff
 g + ν⁺ ≥ τ + ρ or −g + ν⁻ ≥ τ + ρ; the query is then answered clamp(A + DLap(b_ans)) to
 [0, n·W], and otherwise H. At most c rounds end; the session then refuses further queries. A
 session of at most k queries thus has at most min(c, k) rounds, ended or not.
@@ -62,8 +63,9 @@ class SparseVectorRounds:
     """The declared structure of a sparse-vector session (see the module docstring): threshold
     τ, the scales b_thr, b_q and b_ans of the threshold's, each query test's and each answer's
     discrete Laplace noise, at most ``rounds`` (c) ended rounds, answers clamped to
-    [0, ``scale``] (n·W), ``sensitivity`` W, and ``hypothesis``: the public answer H a session
-    gives a query before any round has ended."""
+    [0, ``scale``] (n·W), ``sensitivity`` W, and ``hypothesis(query, updates)``: the public
+    answer H a session gives *query* after the rounds that ended with *updates*, the (query,
+    released answer) pairs in order (``()`` before any has ended)."""
 
     threshold: int
     threshold_scale: Rat
@@ -72,7 +74,7 @@ class SparseVectorRounds:
     rounds: int
     scale: int
     sensitivity: int
-    hypothesis: Callable[[SparseQuery], int]
+    hypothesis: Callable[[SparseQuery, Sequence[tuple[SparseQuery, int]]], int]
 
     def __post_init__(self) -> None:
         scales = (self.threshold_scale, self.query_scale, self.answer_scale)

@@ -93,7 +93,7 @@ from dpplug.errors import BadParameter, DpplugError, NotSupported
 from dpplug.kinds import QueryReleaser
 from dpplug.pmf import Pmf
 from dpplug.polynomial_law import PolynomialLaw
-from dpplug.queries import QueryAnswers, sparse_query
+from dpplug.queries import QueryAnswers, SparseQuery, sparse_query
 from dpplug.randomness import RandomSource, SeededSource
 from dpplug.universe import Universe
 
@@ -129,6 +129,17 @@ UPDATE_TIME = -4
 #: same true answer and the same declared law, so a hypothesis or a test that depends on more
 #: than the query (the labels held, or how many) is seen.
 AT_THRESHOLD_LABELS = -5
+#: The sampling law's inputs, for a sparse-vector session of k ≥ 2 queries, that stand for the
+#: second round on :data:`AT_THRESHOLD`'s dataset: in the sessions whose first query ended the
+#: first round with an answer after which the declared hypothesis is the one an update at the
+#: true answer gives, the second query's answer, and which of the further repetitions first
+#: ends the second round. Under the structure the second round is fresh given that event.
+SECOND_ANSWER = -6
+SECOND_UPDATE_TIME = -7
+#: Sessions a second-round input may start per sample it keeps (the rest are discarded by its
+#: condition: about half at the threshold).
+SECOND_ROUND_ATTEMPTS = 8
+_SECOND_ROUND = (SECOND_ANSWER, SECOND_UPDATE_TIME)
 NO_EXACT_LAW = (
     "it declares neither the law of its answers (answer_law: its answers are not independent "
     "given the queries), a sparse-vector structure (sparse_vector) nor its coordinates' noise "
@@ -218,7 +229,9 @@ class QueryReleaserProbe(Probe):
         (:data:`SESSION_TOTAL`, where k·n·W is at most
         :data:`~..composed_session.MAX_LOSS_STEPS`)."""
         if self.declares_sparse_vector:
-            return (*self.inputs, AT_THRESHOLD, AT_THRESHOLD_LABELS, UPDATE_TIME)
+            base = (*self.inputs, AT_THRESHOLD, AT_THRESHOLD_LABELS, UPDATE_TIME)
+            second = (SECOND_ANSWER, SECOND_UPDATE_TIME)
+            return (*base, *second) if self.releaser.workload.max_queries >= 2 else base
         k = self.releaser.workload.max_queries
         if not self.releaser.interactive or k == 1:
             return self.inputs
@@ -227,7 +240,7 @@ class QueryReleaserProbe(Probe):
         return (*self.inputs, LATER_ANSWERS, SESSION_TOTAL)
 
     def _law_value(self, value: int) -> int:
-        if value in (AT_THRESHOLD, AT_THRESHOLD_LABELS, UPDATE_TIME):
+        if value in (AT_THRESHOLD, AT_THRESHOLD_LABELS, UPDATE_TIME, *_SECOND_ROUND):
             return self.threshold_count
         return self.releaser.n // 2 if value in (LATER_ANSWERS, SESSION_TOTAL) else value
 
@@ -240,10 +253,20 @@ class QueryReleaserProbe(Probe):
         return min(self.releaser.n, max(0, round(ideal)))
 
     @cached_property
+    def _probe_query(self) -> SparseQuery:
+        releaser, x = self.releaser, probe_labels(self.releaser)[0]
+        return sparse_query({x: 1}, releaser.workload, releaser.universe)
+
+    @cached_property
     def _first_hypothesis(self) -> int:
-        rounds, x = self.releaser.sparse_vector(), probe_labels(self.releaser)[0]
-        releaser = self.releaser
-        return rounds.hypothesis(sparse_query({x: 1}, releaser.workload, releaser.universe))
+        return self.releaser.sparse_vector().hypothesis(self._probe_query, ())
+
+    @cached_property
+    def _second_hypothesis(self) -> int:
+        """The declared hypothesis of {x₀: 1} after a first round that ended with its true
+        answer on the threshold dataset (the condition of the second-round inputs)."""
+        query, scaled = self._probe_query, self.threshold_count * self.releaser.workload.grid
+        return self.releaser.sparse_vector().hypothesis(query, ((query, scaled),))
 
     def law_draw(self, value: int, size: int, source: RandomSource) -> npt.NDArray[Any]:
         """:meth:`draw`'s first answers, or for :data:`LATER_ANSWERS` answers 2 … k of sessions
@@ -278,39 +301,59 @@ class QueryReleaserProbe(Probe):
         return np.array(outputs[:size], dtype=np.int64)
 
     def _sparse_vector_draw(self, value: int, size: int, source: RandomSource) -> npt.NDArray[Any]:
-        """A sparse-vector session's tested outputs (:func:`~..sparse_vector_session
-        .answer_output` of the first answer, or for :data:`UPDATE_TIME` the first of up to
-        :data:`~..sparse_vector_session.UPDATE_QUERIES` repetitions of {x₀: 1} whose answer
-        leaves the hypothesis, one past them for none) from *size* sessions."""
-        count = self._law_value(value)
-        data, query = self._law_dataset(value), {probe_labels(self.releaser)[0]: 1}
-        rounds, grid = self.releaser.sparse_vector(), self.releaser.workload.grid
-        hypothesis = self._first_hypothesis
-        outputs = []
-        for _ in range(size):
+        """A sparse-vector session's tested outputs from *size* sessions
+        (:func:`~..sparse_vector_session.answer_output` of an answer, or for an update time the
+        first of the repetitions of {x₀: 1} whose answer leaves the hypothesis, one past them for
+        none); for a second-round input, from the sessions that meet its condition among at most
+        :data:`SECOND_ROUND_ATTEMPTS`·*size*."""
+        rounds, query = self.releaser.sparse_vector(), {probe_labels(self.releaser)[0]: 1}
+        data, scaled = (
+            self._law_dataset(value),
+            self._law_value(value) * self.releaser.workload.grid,
+        )
+        second = value in _SECOND_ROUND
+        hypothesis = self._second_hypothesis if second else self._first_hypothesis
+        outputs: list[int] = []
+        for _ in range(SECOND_ROUND_ATTEMPTS * size if second else size):
             session = self.releaser.start(data, source)
-            if value == UPDATE_TIME:
-                repetitions = self._update_queries
-                found = repetitions + 1
-                for t in range(1, repetitions + 1):
+            if second and not self._ended_as_conditioned(session.answer(query)):
+                continue
+            if value in (UPDATE_TIME, SECOND_UPDATE_TIME):
+                repetitions, found = self._update_queries(value), 0
+                while found < repetitions:
+                    found += 1
                     if int(session.answer(query) * self.scale) != hypothesis:
-                        found = t
                         break
+                else:
+                    found += 1
                 outputs.append(found)
             else:
                 answer = int(session.answer(query) * self.scale)
-                outputs.append(answer_output(rounds, answer, count * grid, hypothesis))
+                outputs.append(answer_output(rounds, answer, scaled, hypothesis))
+            if len(outputs) == size:
+                break
         return np.array(outputs, dtype=np.int64)
+
+    def _ended_as_conditioned(self, first: Fraction) -> bool:
+        """Whether a first answer ended the first round (it left the hypothesis) such that the
+        declared hypothesis after it is :attr:`_second_hypothesis`."""
+        answer, query = int(first * self.scale), self._probe_query
+        if answer == self._first_hypothesis:
+            return False
+        after = self.releaser.sparse_vector().hypothesis(query, ((query, answer),))
+        return after == self._second_hypothesis
 
     def _sparse_vector_law(self, value: int) -> tuple[Pmf, Any]:
         """The structure's law of :meth:`_sparse_vector_draw`'s outputs, exactly inside its
-        enclosure, with the enclosure's width (for the update time, plus the chance that an
+        enclosure, with the enclosure's width (for an update time, plus the chance that an
         update's answer equals the hypothesis)."""
         rounds, bits = self.releaser.sparse_vector(), ENCLOSURE_PRECISIONS[0]
         scaled = self._law_value(value) * self.releaser.workload.grid
-        hypothesis = self._first_hypothesis
-        if value == UPDATE_TIME:
-            law, slack = update_time_law(rounds, scaled, hypothesis, self._update_queries, bits)
+        second = value in _SECOND_ROUND
+        hypothesis = self._second_hypothesis if second else self._first_hypothesis
+        if value in (UPDATE_TIME, SECOND_UPDATE_TIME):
+            repetitions = self._update_queries(value)
+            law, slack = update_time_law(rounds, scaled, hypothesis, repetitions, bits)
             return law.nearest_pmf(1), law.width() + slack
         answer = first_answer_law(rounds, scaled, hypothesis, bits)
         return answer.nearest_pmf(answer.high), answer.width()
@@ -324,9 +367,10 @@ class QueryReleaserProbe(Probe):
         labels, n = probe_labels(self.releaser), self.releaser.n
         return data | dict.fromkeys(labels[:0:-1][: n - sum(data.values())], 1)
 
-    @property
-    def _update_queries(self) -> int:
-        return min(UPDATE_QUERIES, self.releaser.workload.max_queries)
+    def _update_queries(self, value: int) -> int:
+        """The repetitions an update time counts: up to those the session has left."""
+        left = self.releaser.workload.max_queries - (value == SECOND_UPDATE_TIME)
+        return min(UPDATE_QUERIES, left)
 
     @property
     def declares_sparse_vector(self) -> bool:
@@ -410,8 +454,18 @@ class QueryReleaserProbe(Probe):
             return f"{self._law_dataset(value)} (first gap nearest the threshold)"
         if value == UPDATE_TIME:
             return (
-                f"{self.dataset(self._law_value(value))}, which of {self._update_queries} "
-                f"repetitions first ends a round"
+                f"{self.dataset(self._law_value(value))}, which of "
+                f"{self._update_queries(value)} repetitions first ends a round"
+            )
+        if value in _SECOND_ROUND:
+            what = (
+                "the second query's answer"
+                if value == SECOND_ANSWER
+                else f"which of {self._update_queries(value)} further repetitions first ends it"
+            )
+            return (
+                f"{self.dataset(self._law_value(value))}, the second round after a first that "
+                f"ended at the first query: {what}"
             )
         if value == LATER_ANSWERS:
             return f"{self.dataset(self._law_value(value))}, answers 2…k to the same query pooled"

@@ -114,12 +114,12 @@ class QueryReleaser(Mechanism):
     def sparse_vector(self) -> SparseVectorRounds:
         """Optional, for a session whose answers come in rounds of a two-sided sparse-vector test
         each ended by one noisy answer (:class:`~dpplug.sparse_vector.SparseVectorRounds`: the
-        threshold, the three noise scales, the most rounds and the public hypothesis before any
-        update). The conformance suite then proves the guarantee from that structure: each
-        round's and each answer's exact loss, composed over the rounds
+        threshold, the three noise scales, the most rounds and the public hypothesis after the
+        released updates). The conformance suite then proves the guarantee from that structure:
+        each round's and each answer's exact loss, composed over the rounds
         (docs/conformance.md#sparse-vector-sessions), and tests the session's draws against the
-        structure's exact laws (the first answer, and when a repeated query first ends a round).
-        Not declared by default (``NotSupported``)."""
+        structure's exact laws (in the first two rounds: an answer, and when a repeated query
+        ends the round). Not declared by default (``NotSupported``)."""
         raise NotSupported(f"{self.name} does not declare a sparse-vector structure")
 
     def coordinate_noise(self) -> CoordinateNoise:

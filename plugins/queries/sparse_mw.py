@@ -48,7 +48,9 @@ same design is (a′, β′)-accurate with a′ = τ − 1 + a′_ρ + a′_ν i
 
 from __future__ import annotations
 
+import functools
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -282,8 +284,8 @@ class SparseMultiplicativeWeights(QueryReleaser):
 
     def sparse_vector(self) -> SparseVectorRounds:
         """The wrapper's rounds (the module docstring): τ, b_thr = 2W/ε₀, b_q = 4W/ε₀,
-        b_ans = W/ε₀, c rounds, and the fresh IDC's rounded answer as the first hypothesis; so
-        each round and each answer is exactly ε₀-DP."""
+        b_ans = W/ε₀, c rounds, and as the hypothesis the rounded answer of an IDC replayed
+        through the released updates; so each round and each answer is exactly ε₀-DP."""
         d = self.design
         return SparseVectorRounds(
             d.threshold,
@@ -293,7 +295,7 @@ class SparseMultiplicativeWeights(QueryReleaser):
             d.updates,
             d.scale,
             d.grid,
-            lambda query: _hypothesis(d, SparseWeights(d.slots, float(d.alpha) / 2), query),
+            functools.partial(_replayed_hypothesis, d),
         )
 
     def _start(
@@ -332,7 +334,6 @@ class SparseMultiplicativeWeightsSession(QuerySession):
 
     def _answer(self, query: SparseQuery) -> int:
         design, source, weights = self._design, self._source, self._weights
-        values = [w / design.grid for w in query.weights]
         hypothesis = _hypothesis(design, weights, query)
         exact = query.scaled_answer(self._counts)
         if self._round_noise is None:
@@ -342,14 +343,33 @@ class SparseMultiplicativeWeightsSession(QuerySession):
         below = hypothesis - exact + discrete_laplace(design.query_scale, source) >= bar
         if not (above or below):
             return hypothesis
-        noisy = exact + discrete_laplace(design.answer_scale, source)
-        weights.update(query.labels, values, increase=noisy >= hypothesis)
+        released = clamp(exact + discrete_laplace(design.answer_scale, source), design.scale)
+        _update(design, weights, query, released, hypothesis)
         self.updates += 1
         self._round_noise = None
-        return clamp(noisy, design.scale)
+        return released
 
 
 def _hypothesis(design: Design, weights: SparseWeights, query: SparseQuery) -> int:
     """H = round(n·W·Q(𝒟_t)) in [0, n·W]: the IDC's answer on the grid, public."""
     values = [w / design.grid for w in query.weights]
     return clamp(round(design.scale * weights.evaluate(query.labels, values)), design.scale)
+
+
+def _update(
+    design: Design, weights: SparseWeights, query: SparseQuery, released: int, hypothesis: int
+) -> None:
+    """Alg. 1's update with the released answer Â: upwards unless Â < H."""
+    values = [w / design.grid for w in query.weights]
+    weights.update(query.labels, values, increase=released >= hypothesis)
+
+
+def _replayed_hypothesis(
+    design: Design, query: SparseQuery, updates: Sequence[tuple[SparseQuery, int]]
+) -> int:
+    """H for *query* after the rounds that ended with these (query, released answer) pairs, in
+    order: a fresh IDC replayed through them, as the session updated its own."""
+    weights = SparseWeights(design.slots, float(design.alpha) / 2)
+    for asked, released in updates:
+        _update(design, weights, asked, released, _hypothesis(design, weights, asked))
+    return _hypothesis(design, weights, query)

@@ -404,6 +404,47 @@ class SpreadHypothesis(SparseMultiplicativeWeights):
         return _SpreadHypothesisSession(self.declaration(), self.design, counts, source)
 
 
+@dataclasses.dataclass(frozen=True)
+class _ThinAnswerDesign(Design):
+    @property
+    def answer_scale(self) -> Any:
+        return super().answer_scale / 4
+
+
+class _ThinAfterUpdateSession(SparseMultiplicativeWeightsSession):
+    def _answer(self, query: SparseQuery) -> int:
+        if self.updates == 1:  # "the IDC is warmed up: later answers need less noise"
+            fields = {f.name: getattr(self._design, f.name) for f in dataclasses.fields(Design)}
+            self._design = _ThinAnswerDesign(**fields)
+        return super()._answer(query)
+
+
+class ThinAfterUpdate(SparseMultiplicativeWeights):
+    """Answers with a quarter of the declared answer noise once its first round has ended."""
+
+    name = "zoo-thin-after-update"
+
+    def _start(self, counts: LabelCounts, source: RandomSource) -> _ThinAfterUpdateSession:
+        return _ThinAfterUpdateSession(self.declaration(), self.design, counts, source)
+
+
+class _StaleThresholdSession(SparseMultiplicativeWeightsSession):
+    def _answer(self, query: SparseQuery) -> int:
+        if "_kept" not in self.__dict__:
+            self._kept = discrete_laplace(self._design.threshold_scale, self._source)
+        self._round_noise = self._kept  # the first round's threshold noise, for every round
+        return super()._answer(query)
+
+
+class StaleThreshold(SparseMultiplicativeWeights):
+    """Draws the sparse vector's threshold noise once per session, not once per round."""
+
+    name = "zoo-stale-threshold"
+
+    def _start(self, counts: LabelCounts, source: RandomSource) -> _StaleThresholdSession:
+        return _StaleThresholdSession(self.declaration(), self.design, counts, source)
+
+
 #: Each broken releaser → (the contract that must catch it, what its diagnosis must say).
 ZOO: dict[type, tuple[str, str]] = {
     LeakyIndependent: ("audit", "more than the declared ε"),
@@ -428,6 +469,8 @@ ZOO: dict[type, tuple[str, str]] = {
     ForgetsAnswers: ("exact-privacy", "the declared structure does not give the guarantee"),
     HalvedThreshold: ("sampling-law", "(first gap nearest the threshold): samples do not follow"),
     ThresholdNoiseAnswers: ("sampling-law", "(first gap nearest the threshold): samples do"),
+    ThinAfterUpdate: ("sampling-law", "the second round after a first that ended"),
+    StaleThreshold: ("sampling-law", "the second round after a first that ended"),
     SpreadHypothesis: (
         "sampling-law",
         "'x1': 1} (first gap nearest the threshold): samples do not",

@@ -16,6 +16,8 @@ from dpplug.conformance.probes.query_releaser import (
     AT_THRESHOLD,
     AT_THRESHOLD_LABELS,
     LATER_ANSWERS,
+    SECOND_ANSWER,
+    SECOND_UPDATE_TIME,
     SESSION_TOTAL,
     UPDATE_TIME,
     QueryReleaserProbe,
@@ -132,10 +134,17 @@ def test_a_sparse_vector_session_is_tested_at_its_threshold() -> None:
     nearest τ, both about half the time, and the update time has the structure's law."""
     (probe, *_) = list(probes(dpplug.registry().get("sparse-multiplicative-weights")))
     assert isinstance(probe, QueryReleaserProbe) and probe.declares_sparse_vector
-    assert probe.law_inputs == (*probe.inputs, AT_THRESHOLD, AT_THRESHOLD_LABELS, UPDATE_TIME)
+    assert probe.law_inputs == (
+        *probe.inputs,
+        AT_THRESHOLD,
+        AT_THRESHOLD_LABELS,
+        UPDATE_TIME,
+        SECOND_ANSWER,
+        SECOND_UPDATE_TIME,
+    )
     rounds, grid = probe.releaser.sparse_vector(), probe.releaser.workload.grid
     query = sparse_query({probe_labels(probe.releaser)[0]: 1}, probe.releaser.workload, None)
-    gap = probe.threshold_count * grid - rounds.hypothesis(query)
+    gap = probe.threshold_count * grid - rounds.hypothesis(query, ())
     assert abs(gap - rounds.threshold) <= grid
     law, width = probe.tested_law(AT_THRESHOLD)
     assert law.total() == 1 and 0 < width < 2**-100
@@ -150,6 +159,12 @@ def test_a_sparse_vector_session_is_tested_at_its_threshold() -> None:
     assert list(times) == list(range(1, k + 2)) and times.total() == 1 and slack < 2**-100
     drawn = probe.law_draw(UPDATE_TIME, 50, dpplug.SeededSource(3))
     assert set(drawn) <= set(times)
+    second, _ = probe.tested_law(SECOND_ANSWER)
+    assert 0.3 < second.prob(BUCKETS_PER_SIDE + 1) < 0.7  # the second round is fresh
+    answers = probe.law_draw(SECOND_ANSWER, 100, dpplug.SeededSource(3))
+    assert len(answers) == 100 and set(answers) <= set(second)
+    later, _ = probe.tested_law(SECOND_UPDATE_TIME)
+    assert list(later) == list(range(1, k + 1))  # k − 1 repetitions left, and "none"
 
 
 class SmallGridDeclared(SparseMultiplicativeWeights):

@@ -28,7 +28,14 @@ def structure(
     """The sparse-multiplicative-weights design's scales for a step ε₀: each round and each
     answer exactly ε₀-DP."""
     return SparseVectorRounds(
-        threshold, 2 * W / epsilon0, 4 * W / epsilon0, W / epsilon0, rounds, scale, W, lambda q: 0
+        threshold,
+        2 * W / epsilon0,
+        4 * W / epsilon0,
+        W / epsilon0,
+        rounds,
+        scale,
+        W,
+        lambda q, updates: 0,
     )
 
 
@@ -65,7 +72,7 @@ def test_the_step_budget_proves_its_own_guarantee_by_optimal_composition() -> No
 def test_a_round_that_spends_more_than_its_share_fails() -> None:
     budget = step_budget(1, mpq(1, 10**6), 2 * 50)
     e0 = budget.epsilon0
-    greedy = SparseVectorRounds(40, W / e0, 4 * W / e0, W / e0, 50, 1000, W, lambda q: 0)
+    greedy = SparseVectorRounds(40, W / e0, 4 * W / e0, W / e0, 50, 1000, W, lambda q, updates: 0)
     assert greedy.round_loss() == 3 * e0 / 2
     failure, _ = session_privacy(
         greedy, Guarantee(budget.exp_epsilon, budget.delta, Relation.ADD_REMOVE), K

@@ -17,7 +17,7 @@ from dpplug.sparse_vector import SparseVectorRounds
 
 def rounds(threshold: int, threshold_scale: object, query_scale: object) -> SparseVectorRounds:
     return SparseVectorRounds(
-        threshold, mpq(threshold_scale), mpq(query_scale), mpq(1), 3, 100, 1, lambda q: 0
+        threshold, mpq(threshold_scale), mpq(query_scale), mpq(1), 3, 100, 1, lambda q, updates: 0
     )
 
 
@@ -62,7 +62,7 @@ def test_update_time_is_a_law() -> None:
 
 
 def test_losses_are_the_declared_scales_ratios() -> None:
-    r = SparseVectorRounds(10, mpq(8), mpq(16), mpq(4), 3, 100, 4, lambda q: 0)
+    r = SparseVectorRounds(10, mpq(8), mpq(16), mpq(4), 3, 100, 4, lambda q, updates: 0)
     assert r.round_loss() == mpq(4, 8) + mpq(8, 16)
     assert r.answer_loss() == 1
 
@@ -70,7 +70,7 @@ def test_losses_are_the_declared_scales_ratios() -> None:
 @pytest.mark.parametrize("bad", [(0, 1, 1), (1, -1, 1), (1, 1, 0)])
 def test_scales_must_be_positive(bad: tuple[int, int, int]) -> None:
     with pytest.raises(ValueError, match="noise scales > 0"):
-        SparseVectorRounds(1, *map(mpq, bad), 3, 100, 1, lambda q: 0)
+        SparseVectorRounds(1, *map(mpq, bad), 3, 100, 1, lambda q, updates: 0)
 
 
 def test_the_round_bound_holds_on_every_short_gap_sequence() -> None:
