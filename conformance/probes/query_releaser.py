@@ -524,8 +524,8 @@ class QueryReleaserProbe(Probe):
         if self.declares_sparse_vector:
             return PrivacyCheck(
                 (),
-                "sparse-vector session not replayed (the sampling law tests its first answers "
-                "and update time against the structure's laws)",
+                "sparse-vector session not replayed (the sampling law tests its first two rounds "
+                "against the structure's laws)",
                 1.0,
             )
         if not self.declares_answer_law:

@@ -30,7 +30,8 @@ each noisy answer is ε₀-DP; at most r rounds and r answers, adaptively: (ε, 
 and the IDC's state is post-processing; the IDC's floats never enter a comparison with noise.
 
 **Accuracy** (simultaneous over k queries, with probability ≥ 1 − β). With a_ρ, a_ν, a_ans the
-smallest integers with Pr[|noise| > a] ≤ β/(3c), β/(6k), β/(3c) (exact discrete Laplace tails)
+smallest integers with Pr[|noise| > a] ≤ β/(3r), β/(6k), β/(3r) (exact discrete Laplace tails;
+at most r thresholds and r answers are drawn, and 2k test noises)
 and τ = α_g + u + a_ρ + a_ν, where u = 1 + ⌈n·W·(m + 4)·2^−52⌉ covers the rounding of H (half a
 grid unit and the floats' error), all noises are within their bounds except with probability β.
 Then an update has |A − H| ≥ τ − a_ρ − a_ν, so |Q(D) − Q(𝒟_t)| ≥ α, and |Â − A| ≤ a_ans < α_g:
@@ -128,12 +129,13 @@ class Design:
         return self.grid / self.budget.epsilon0
 
     def noise_bounds(self, beta: Rat) -> tuple[int, int, int]:
-        """(a_ρ, a_ν, a_ans) at β: Pr[|noise| > a] ≤ β/(3c), β/(6k), β/(3c)."""
-        c, k = self.updates, self.max_queries
+        """(a_ρ, a_ν, a_ans) at β: Pr[|noise| > a] ≤ β/(3r), β/(6k), β/(3r), r = min(c, k)."""
+        k = self.max_queries
+        r = min(self.updates, k)
         return (
-            laplace_error(self.threshold_scale, beta / (3 * c)),
+            laplace_error(self.threshold_scale, beta / (3 * r)),
             laplace_error(self.query_scale, beta / (6 * k)),
-            laplace_error(self.answer_scale, beta / (3 * c)),
+            laplace_error(self.answer_scale, beta / (3 * r)),
         )
 
     def error(self, beta: Rat) -> int:
@@ -169,10 +171,11 @@ def _estimate(
     for _ in range(20):
         s = x * (math.log(s) + 1)
     c = max(1, math.floor(4 * (math.log(math.ceil(s)) + 1) / alpha**2))
-    e0 = step_estimate(eps, log_inverse_delta, 2 * min(c, k))
-    a_rho = laplace_error_estimate(2 * grid / e0, log_beta - math.log(3 * c))
+    r = min(c, k)
+    e0 = step_estimate(eps, log_inverse_delta, 2 * r)
+    a_rho = laplace_error_estimate(2 * grid / e0, log_beta - math.log(3 * r))
     a_nu = laplace_error_estimate(4 * grid / e0, log_beta - math.log(6 * k))
-    a_ans = laplace_error_estimate(grid / e0, log_beta - math.log(3 * c))
+    a_ans = laplace_error_estimate(grid / e0, log_beta - math.log(3 * r))
     if a_ans >= alpha_grid:
         return math.inf
     return alpha_grid + margin - 1 + 2 * (a_rho + a_nu)
