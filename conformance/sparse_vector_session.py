@@ -21,7 +21,8 @@ theorem's range a guarantee the advanced one cannot prove is left undecided.
   M₁ = Pr[the round survives the query] (:meth:`~dpplug.sparse_vector.SparseVectorRounds
   .continuing`), else clamp(A + DLap(b_ans)); reported as H, or as the answer's offset from A in
   :data:`BUCKETS_PER_SIDE` buckets of about b_ans/2 a side (so the law has few outputs whatever
-  the scale, and the χ² test few cells);
+  the scale, and the χ² test few cells: its power against a 5% perturbation falls with their
+  number);
 - the query at which the same query, asked again and again, first ends a round
   (:func:`update_time_law`): Pr[T = t] = M_{t−1} − M_t, which depends on the threshold noise being
   drawn once per round and on both tests' noise.
@@ -45,8 +46,8 @@ from dpplug.sparse_vector import SparseVectorRounds
 Rat = Any  # gmpy2.mpq
 
 #: Buckets of the answer's offset from the truth on each side (each about b_ans/2 wide; the
-#: outermost hold the tails beyond about 6·b_ans).
-BUCKETS_PER_SIDE = 12
+#: outermost hold the tails beyond about 3·b_ans).
+BUCKETS_PER_SIDE = 6
 #: The most repetitions of a query whose update time is tested (later ones are lumped).
 UPDATE_QUERIES = 8
 
