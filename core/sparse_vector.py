@@ -112,12 +112,12 @@ class SparseVectorRounds:
             product: Laurent = {0: ball(1)}
             for d in offsets:
                 product = _times(product, _factor(d, where >= 1 - d, q, q_log))
-            right = where >= self.threshold  # ρ ≥ 0: weight·s^{−τ}·s^y, else weight·s^{τ}·s^{−y}
-            sign = 1 if right else -1
+            # ρ = y − τ ≥ 0: weight·s^{−τ}·s^y, else weight·s^{τ}·s^{−y}
+            sign = 1 if where >= self.threshold else -1
+            side = weight * ball(-sign * s_log * self.threshold).exp()
             for exponent, coefficient in product.items():
                 log_ratio = sign * s_log + exponent * q_log
-                factor = (ball(-sign * s_log * self.threshold)).exp()
-                total += weight * coefficient * factor * _geometric(log_ratio, low, high)
+                total += side * coefficient * _geometric(log_ratio, low, high)
         return total
 
     def update_time(self, gap: int, queries: int) -> list[Ball]:

@@ -95,6 +95,7 @@ from dpplug.pmf import Pmf
 from dpplug.polynomial_law import PolynomialLaw
 from dpplug.queries import QueryAnswers, SparseQuery, sparse_query
 from dpplug.randomness import RandomSource, SeededSource
+from dpplug.sparse_vector import SparseVectorRounds
 from dpplug.universe import Universe
 
 #: Labels the probe uses (the universe's first, or these when no universe is declared).
@@ -248,9 +249,13 @@ class QueryReleaserProbe(Probe):
     def threshold_count(self) -> int:
         """For a sparse-vector session: the v in [0, n] whose dataset {x₀: v} puts the gap of
         {x₀: 1}'s first answer, v·W − H, nearest the threshold τ."""
-        rounds, grid = self.releaser.sparse_vector(), self.releaser.workload.grid
-        ideal = (rounds.threshold + self._first_hypothesis) / grid
+        ideal = (self._rounds.threshold + self._first_hypothesis) / self.releaser.workload.grid
         return min(self.releaser.n, max(0, round(ideal)))
+
+    @cached_property
+    def _rounds(self) -> SparseVectorRounds:
+        """The declared sparse-vector structure (a mechanism does not change once built)."""
+        return self.releaser.sparse_vector()
 
     @cached_property
     def _probe_query(self) -> SparseQuery:
@@ -259,14 +264,19 @@ class QueryReleaserProbe(Probe):
 
     @cached_property
     def _first_hypothesis(self) -> int:
-        return self.releaser.sparse_vector().hypothesis(self._probe_query, ())
+        return self._rounds.hypothesis(self._probe_query, ())
 
     @cached_property
     def _second_hypothesis(self) -> int:
         """The declared hypothesis of {x₀: 1} after a first round that ended with its true
         answer on the threshold dataset (the condition of the second-round inputs)."""
         query, scaled = self._probe_query, self.threshold_count * self.releaser.workload.grid
-        return self.releaser.sparse_vector().hypothesis(query, ((query, scaled),))
+        return self._rounds.hypothesis(query, ((query, scaled),))
+
+    def _law_point(self, value: int) -> tuple[int, int]:
+        """(the true scaled answer, the hypothesis) of a sparse-vector input's tested query."""
+        hypothesis = self._second_hypothesis if value in _SECOND_ROUND else self._first_hypothesis
+        return self._law_value(value) * self.releaser.workload.grid, hypothesis
 
     def law_draw(self, value: int, size: int, source: RandomSource) -> npt.NDArray[Any]:
         """:meth:`draw`'s first answers, or for :data:`LATER_ANSWERS` answers 2 … k of sessions
@@ -306,33 +316,31 @@ class QueryReleaserProbe(Probe):
         first of the repetitions of {x₀: 1} whose answer leaves the hypothesis, one past them for
         none); for a second-round input, from the sessions that meet its condition among at most
         :data:`SECOND_ROUND_ATTEMPTS`·*size*."""
-        rounds, query = self.releaser.sparse_vector(), {probe_labels(self.releaser)[0]: 1}
-        data, scaled = (
-            self._law_dataset(value),
-            self._law_value(value) * self.releaser.workload.grid,
-        )
+        query, data = {probe_labels(self.releaser)[0]: 1}, self._law_dataset(value)
+        scaled, hypothesis = self._law_point(value)
         second = value in _SECOND_ROUND
-        hypothesis = self._second_hypothesis if second else self._first_hypothesis
         outputs: list[int] = []
         for _ in range(SECOND_ROUND_ATTEMPTS * size if second else size):
             session = self.releaser.start(data, source)
             if second and not self._ended_as_conditioned(session.answer(query)):
                 continue
             if value in (UPDATE_TIME, SECOND_UPDATE_TIME):
-                repetitions, found = self._update_queries(value), 0
-                while found < repetitions:
-                    found += 1
-                    if int(session.answer(query) * self.scale) != hypothesis:
-                        break
-                else:
-                    found += 1
-                outputs.append(found)
+                outputs.append(self._update_time(session, hypothesis, self._update_queries(value)))
             else:
                 answer = int(session.answer(query) * self.scale)
-                outputs.append(answer_output(rounds, answer, scaled, hypothesis))
+                outputs.append(answer_output(self._rounds, answer, scaled, hypothesis))
             if len(outputs) == size:
                 break
         return np.array(outputs, dtype=np.int64)
+
+    def _update_time(self, session: QueryAnswers, hypothesis: int, repetitions: int) -> int:
+        """The first of *repetitions* answers to {x₀: 1} that leaves *hypothesis* (one past them
+        for none)."""
+        query = {probe_labels(self.releaser)[0]: 1}
+        for t in range(1, repetitions + 1):
+            if int(session.answer(query) * self.scale) != hypothesis:
+                return t
+        return repetitions + 1
 
     def _ended_as_conditioned(self, first: Fraction) -> bool:
         """Whether a first answer ended the first round (it left the hypothesis) such that the
@@ -340,22 +348,18 @@ class QueryReleaserProbe(Probe):
         answer, query = int(first * self.scale), self._probe_query
         if answer == self._first_hypothesis:
             return False
-        after = self.releaser.sparse_vector().hypothesis(query, ((query, answer),))
-        return after == self._second_hypothesis
+        return self._rounds.hypothesis(query, ((query, answer),)) == self._second_hypothesis
 
     def _sparse_vector_law(self, value: int) -> tuple[Pmf, Any]:
         """The structure's law of :meth:`_sparse_vector_draw`'s outputs, exactly inside its
         enclosure, with the enclosure's width (for an update time, plus the chance that an
         update's answer equals the hypothesis)."""
-        rounds, bits = self.releaser.sparse_vector(), ENCLOSURE_PRECISIONS[0]
-        scaled = self._law_value(value) * self.releaser.workload.grid
-        second = value in _SECOND_ROUND
-        hypothesis = self._second_hypothesis if second else self._first_hypothesis
+        (scaled, hypothesis), bits = self._law_point(value), ENCLOSURE_PRECISIONS[0]
         if value in (UPDATE_TIME, SECOND_UPDATE_TIME):
             repetitions = self._update_queries(value)
-            law, slack = update_time_law(rounds, scaled, hypothesis, repetitions, bits)
+            law, slack = update_time_law(self._rounds, scaled, hypothesis, repetitions, bits)
             return law.nearest_pmf(1), law.width() + slack
-        answer = first_answer_law(rounds, scaled, hypothesis, bits)
+        answer = first_answer_law(self._rounds, scaled, hypothesis, bits)
         return answer.nearest_pmf(answer.high), answer.width()
 
     def _law_dataset(self, value: int) -> dict[Any, int]:
@@ -489,7 +493,7 @@ class QueryReleaserProbe(Probe):
             failure, summary = coordinate_privacy(noise, self.guarantee)
             return PrivacyCheck(() if failure is None else (failure,), summary)
         if self.declares_sparse_vector:
-            rounds, grid = self.releaser.sparse_vector(), self.releaser.workload.grid
+            rounds, grid = self._rounds, self.releaser.workload.grid
             if (rounds.sensitivity, rounds.scale) != (grid, self.scale):
                 return PrivacyCheck(
                     (

@@ -319,6 +319,11 @@ class FreshThreshold(SparseMultiplicativeWeights):
         return _FreshThresholdSession(self.declaration(), self.design, counts, source)
 
 
+def _recast(design: Design, kind: type[Design]) -> Design:
+    """*design*'s constants in a Design subclass that overrides a noise scale."""
+    return kind(**{f.name: getattr(design, f.name) for f in dataclasses.fields(Design)})
+
+
 @dataclasses.dataclass(frozen=True)
 class _ThinTestDesign(Design):
     @property
@@ -334,8 +339,7 @@ class ThinTestNoise(SparseMultiplicativeWeights):
     def _start(
         self, counts: LabelCounts, source: RandomSource
     ) -> SparseMultiplicativeWeightsSession:
-        fields = {f.name: getattr(self.design, f.name) for f in dataclasses.fields(Design)}
-        thin = _ThinTestDesign(**fields)
+        thin = _recast(self.design, _ThinTestDesign)
         return SparseMultiplicativeWeightsSession(self.declaration(), thin, counts, source)
 
 
@@ -413,9 +417,8 @@ class _ThinAnswerDesign(Design):
 
 class _ThinAfterUpdateSession(SparseMultiplicativeWeightsSession):
     def _answer(self, query: SparseQuery) -> int:
-        if self.updates == 1:  # "the IDC is warmed up: later answers need less noise"
-            fields = {f.name: getattr(self._design, f.name) for f in dataclasses.fields(Design)}
-            self._design = _ThinAnswerDesign(**fields)
+        if self.updates == 1 and not isinstance(self._design, _ThinAnswerDesign):
+            self._design = _recast(self._design, _ThinAnswerDesign)  # "the IDC is warmed up"
         return super()._answer(query)
 
 
