@@ -3,11 +3,12 @@ adaptively chosen queries, decided rigorously from the law of one answer
 (:meth:`dpplug.QueryReleaser.answer_law`, docs/conformance.md#composed-sessions).
 
 1. **One answer.** For every pair of true scaled answers s, s′ at most W apart in [0, n·W] (one
-   row added or removed moves a scaled answer by its weight, at most W), the largest privacy
-   loss |ln(P_s(z)/P_s′(z))| over the outputs z, exactly: the answer laws are
-   :class:`~dpplug.polynomial_law.PolynomialLaw` s, whose ratios are powers of q = e^{−1/b}, so
-   the loss is a rational (e′ − e)/b. Its maximum ε₁ is the per-answer pure guarantee, met with
-   equality where it is attained. Each law is first checked to sum to one, exactly.
+   row added or removed moves a scaled answer by its weight, at most W), the largest privacy loss
+   |ln(P_s(z)/P_s′(z))| over the outputs z, exactly: the answer laws are
+   :class:`~dpplug.kinds.query_releaser.polynomial_law.PolynomialLaw` s, whose ratios are powers of
+   q = e^{−1/b}, so the loss is a rational (e′ − e)/b. Its maximum ε₁ is the per-answer pure
+   guarantee, met with equality where it is attained. Each law is first checked to sum to one,
+   exactly.
 2. **k answers, any adaptive choice of queries: an upper bound.** Every ε₁-DP mechanism is a
    post-processing of randomized response with e^{ε₁}, adaptively too, so k of them are together
    (ε, δ)-DP for δ = Σ_l C(k, l)·max(0, e^{(k−l)ε₁} − e^ε·e^{lε₁})/(1 + e^{ε₁})^k, and for no
@@ -38,7 +39,7 @@ from dpplug.conformance.divergence import ENCLOSURE_PRECISIONS, exact_text, summ
 from dpplug.enclosed_law import EnclosedLaw
 from dpplug.errors import NotSupported
 from dpplug.guarantee import Guarantee
-from dpplug.polynomial_law import PolynomialLaw
+from dpplug.kinds.query_releaser.polynomial_law import PolynomialLaw
 
 Rat = Any  # gmpy2.mpq
 
@@ -62,8 +63,9 @@ class AnswerLoss:
 
 def answer_loss(laws: dict[int, PolynomialLaw], sensitivity: int) -> AnswerLoss:
     """The largest |ln(P_s(z)/P_s′(z))| over every z and every pair 0 < s′ − s ≤ *sensitivity* of
-    the scaled answers in *laws* (:meth:`~dpplug.polynomial_law.PolynomialLaw.max_loss`);
-    ``NotSupported`` where a ratio is not a power of q."""
+    the scaled answers in *laws*
+    (:meth:`~dpplug.kinds.query_releaser.polynomial_law.PolynomialLaw.max_loss`); ``NotSupported``
+    where a ratio is not a power of q."""
     worst: AnswerLoss | None = None
     for s in sorted(laws):
         for step in range(1, sensitivity + 1):

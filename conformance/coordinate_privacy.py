@@ -1,6 +1,7 @@
 """Exact privacy of a release of T noisy coordinates, each moved by at most 1 by one row (a random
 projection's column sums, Blum & Roth 2013, Alg. 2), decided rigorously from the declared noise
-(:class:`dpplug.coordinate_noise.CoordinateNoise`, docs/conformance.md#projected-coordinates).
+(:class:`dpplug.kinds.query_releaser.coordinate_noise.CoordinateNoise`,
+docs/conformance.md#projected-coordinates).
 
 With independent noise N on every coordinate, the worst neighbouring pair moves all T
 coordinates by one: a coordinate left in place is a pair of equal laws, which a product can only
@@ -29,10 +30,10 @@ from gmpy2 import mpq
 from dpplug.bounds import ball, lower, precise, upper
 from dpplug.composition import exp_exceeds
 from dpplug.conformance.divergence import ENCLOSURE_PRECISIONS, exact_text, summed_loss_divergence
-from dpplug.coordinate_noise import CoordinateNoise
 from dpplug.enclosed_law import EnclosedLaw
 from dpplug.errors import NotSupported
 from dpplug.guarantee import Guarantee
+from dpplug.kinds.query_releaser.coordinate_noise import CoordinateNoise
 
 Rat = Any  # gmpy2.mpq
 

@@ -1,28 +1,28 @@
 """Exact privacy and exact laws of a sparse-vector session, from the structure its releaser
-declares (:meth:`dpplug.QueryReleaser.sparse_vector`, :mod:`dpplug.sparse_vector`,
-docs/conformance.md#sparse-vector-sessions).
+declares (:meth:`dpplug.QueryReleaser.sparse_vector`,
+:mod:`dpplug.kinds.query_releaser.sparse_vector`, docs/conformance.md#sparse-vector-sessions).
 
-**The guarantee** (:func:`session_privacy`). Each round is ε_r-DP and each noisy answer ε_a-DP,
-both exact rationals from the declared scales (the two-sided AboveThreshold argument of
-:mod:`dpplug.sparse_vector`); a session of at most k queries has at most r = min(c, k) rounds
-(each query ends at most one, a round starts only with a query, and none starts after the c-th
-has ended) and r answers, chosen adaptively, so 2r steps of loss at most ε₀ = max(ε_r, ε_a).
-Their composition is bounded in balls by the best theorem that applies: basic composition
-(2r·ε₀ ≤ ε), the optimal one (Kairouz, Oh, Viswanath
-2015, Thm 3.3) up to :data:`~dpplug.composition.MAX_OPTIMAL_STEPS` steps, and the advanced one
-(Dwork, Rothblum, Vadhan 2010, Thm III.3) beyond. The check passes when one of them proves the
-declared (ε, δ); it fails when basic or optimal composition, which are exact for the class of
-ε₀-DP steps, exceed it (the declared structure does not give the guarantee); beyond the optimal
-theorem's range a guarantee the advanced one cannot prove is left undecided.
+**The guarantee** (:func:`session_privacy`). Each round is ε_r-DP and each noisy answer ε_a-DP, both
+exact rationals from the declared scales (the two-sided AboveThreshold argument of
+:mod:`dpplug.kinds.query_releaser.sparse_vector`); a session of at most k queries has at most r =
+min(c, k) rounds (each query ends at most one, a round starts only with a query, and none starts
+after the c-th has ended) and r answers, chosen adaptively, so 2r steps of loss at most ε₀ =
+max(ε_r, ε_a). Their composition is bounded in balls by the best theorem that applies: basic
+composition (2r·ε₀ ≤ ε), the optimal one (Kairouz, Oh, Viswanath 2015, Thm 3.3) up to
+:data:`~dpplug.composition.MAX_OPTIMAL_STEPS` steps, and the advanced one (Dwork, Rothblum, Vadhan
+2010, Thm III.3) beyond. The check passes when one of them proves the declared (ε, δ); it fails when
+basic or optimal composition, which are exact for the class of ε₀-DP steps, exceed it (the declared
+structure does not give the guarantee); beyond the optimal theorem's range a guarantee the advanced
+one cannot prove is left undecided.
 
 **The laws the sampling law tests** (the structure's own, exactly enclosed):
 
 - the first answer to a query of gap g = A − H (:func:`first_answer_law`): H with probability
-  M₁ = Pr[the round survives the query] (:meth:`~dpplug.sparse_vector.SparseVectorRounds
-  .continuing`), else clamp(A + DLap(b_ans)); reported as H, or as the answer's offset from A in
-  :data:`BUCKETS_PER_SIDE` buckets of about b_ans/2 a side (so the law has few outputs whatever
-  the scale, and the χ² test few cells: its power against a 5% perturbation falls with their
-  number);
+  M₁ = Pr[the round survives the query]
+  (:meth:`~dpplug.kinds.query_releaser.sparse_vector.SparseVectorRounds .continuing`), else clamp(A
+  + DLap(b_ans)); reported as H, or as the answer's offset from A in :data:`BUCKETS_PER_SIDE`
+  buckets of about b_ans/2 a side (so the law has few outputs whatever the scale, and the χ² test
+  few cells: its power against a 5% perturbation falls with their number);
 - the query at which the same query, asked again and again, first ends a round
   (:func:`update_time_law`): Pr[T = t] = M_{t−1} − M_t, which depends on the threshold noise being
   drawn once per round and on both tests' noise.
@@ -41,7 +41,7 @@ from dpplug.discrete_noise import laplace_cdf
 from dpplug.enclosed_law import EnclosedLaw
 from dpplug.errors import NotSupported
 from dpplug.guarantee import Guarantee
-from dpplug.sparse_vector import SparseVectorRounds
+from dpplug.kinds.query_releaser.sparse_vector import SparseVectorRounds
 
 Rat = Any  # gmpy2.mpq
 

@@ -36,23 +36,32 @@ _EXPORTS = {
         ("COUNT_SENSITIVITY_1", "Accuracy", "ErrorBound", "Guarantee", "Neighbouring", "Relation"),
         "dpplug.guarantee",
     ),
-    **dict.fromkeys(("AnonymizedHistogram", "Estimate", "sorted_l1"), "dpplug.anonymized"),
     "hookimpl": "dpplug.hookspecs",
     "Kind": "dpplug.kind",
     **dict.fromkeys(
         (
             "KINDS",
+            "AnonymizedHistogram",
             "AnonymizedHistogramReleaser",
+            "CompactHistogram",
             "CountingQuerySampler",
+            "DenseHistogram",
+            "Estimate",
             "HistogramReleaser",
             "PartitionSelector",
+            "QueryAnswers",
             "QueryReleaser",
+            "QuerySession",
             "Selection",
+            "SparseHistogram",
+            "SparseProjection",
+            "SparseQuery",
+            "TrueCounts",
+            "Workload",
+            "sorted_l1",
         ),
         "dpplug.kinds",
     ),
-    **dict.fromkeys(("QueryAnswers", "QuerySession", "SparseQuery", "Workload"), "dpplug.queries"),
-    "SparseProjection": "dpplug.projections",
     "Mechanism": "dpplug.mechanism",
     **dict.fromkeys(("Param", "Schema"), "dpplug.params"),
     "Pmf": "dpplug.pmf",
@@ -78,7 +87,6 @@ def __dir__() -> list[str]:
 
 
 if TYPE_CHECKING:
-    from dpplug.anonymized import AnonymizedHistogram, Estimate, sorted_l1
     from dpplug.enclosed_law import EnclosedLaw
     from dpplug.errors import (
         AccuracyWarning,
@@ -102,17 +110,27 @@ if TYPE_CHECKING:
     from dpplug.kind import Kind
     from dpplug.kinds import (
         KINDS,
+        AnonymizedHistogram,
         AnonymizedHistogramReleaser,
+        CompactHistogram,
         CountingQuerySampler,
+        DenseHistogram,
+        Estimate,
         HistogramReleaser,
         PartitionSelector,
+        QueryAnswers,
         QueryReleaser,
+        QuerySession,
         Selection,
+        SparseHistogram,
+        SparseProjection,
+        SparseQuery,
+        TrueCounts,
+        Workload,
+        sorted_l1,
     )
     from dpplug.mechanism import Mechanism
     from dpplug.params import Param, Schema
     from dpplug.plugin_registry import Entry, Registry, create, registry
     from dpplug.pmf import Pmf
-    from dpplug.projections import SparseProjection
-    from dpplug.queries import QueryAnswers, QuerySession, SparseQuery, Workload
     from dpplug.randomness import RandomSource, SeededSource, SystemSource

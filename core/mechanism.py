@@ -71,7 +71,7 @@ class Mechanism(ABC):
         self.params: dict[str, Any] = self.schema.validate(params, self.name)
         self.derived: dict[str, Any] = {}
         # The answers of accuracy(), made here so that shallow copies share them (an exact
-        # release law replays a copy per path: :mod:`dpplug.release_law`).
+        # release law replays a copy per path: :mod:`dpplug.kinds.histogram_releaser.release_law`).
         self._accuracies: dict[Any, Accuracy] = {}
 
     def registry_in_use(self) -> Registry:

@@ -11,12 +11,12 @@ from collections.abc import Iterator
 from typing import Any
 
 from dpplug.conformance.generated import generated_cases
-from dpplug.conformance.probes.anonymized_histogram_releaser import AnonymizedProbe
+from dpplug.conformance.probes.anonymized_histogram_releaser.probe import AnonymizedProbe
 from dpplug.conformance.probes.base import Probe, instances
-from dpplug.conformance.probes.histogram_releaser import ReleaserProbe
-from dpplug.conformance.probes.partition_selector import SelectorProbe
-from dpplug.conformance.probes.query_releaser import QueryReleaserProbe
-from dpplug.conformance.probes.sampler import SamplerProbe
+from dpplug.conformance.probes.histogram_releaser.probe import ReleaserProbe
+from dpplug.conformance.probes.partition_selector.probe import SelectorProbe
+from dpplug.conformance.probes.query_releaser.probe import QueryReleaserProbe
+from dpplug.conformance.probes.sampler.probe import SamplerProbe
 from dpplug.conformance.settings import Settings
 from dpplug.errors import NotSupported
 from dpplug.plugin_registry import Entry

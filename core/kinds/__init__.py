@@ -1,24 +1,39 @@
-"""The kinds of mechanism, one module each: base class, hookspec, relations, and what the
-registry, the conformance suite and the adapters need (:class:`dpplug.kind.Kind`).
+"""The kinds of mechanism, one package each: base class, hookspec, relations, what its releases
+are, and what the registry, the conformance suite and the adapters need
+(:class:`dpplug.kind.Kind`).
 
 ``KINDS`` lists them in the order the registry calls their hooks; ``docs/adding-a-kind.md`` says
-how to add one.
+how to add one. The kinds' public names are re-exported here.
 """
 
 from dpplug.kind import Kind
 from dpplug.kinds.anonymized_histogram_releaser import (
     ANONYMIZED_HISTOGRAM_RELEASER,
     AccuracyScope,
+    AnonymizedHistogram,
     AnonymizedHistogramReleaser,
+    Estimate,
     Prevalences,
+    sorted_l1,
 )
 from dpplug.kinds.histogram_releaser import (
     HISTOGRAM_RELEASER,
+    CompactHistogram,
+    DenseHistogram,
     HistogramReleaser,
+    SparseHistogram,
     TrueCounts,
 )
 from dpplug.kinds.partition_selector import PARTITION_SELECTOR, PartitionSelector, Selection
-from dpplug.kinds.query_releaser import QUERY_RELEASER, QueryReleaser
+from dpplug.kinds.query_releaser import (
+    QUERY_RELEASER,
+    QueryAnswers,
+    QueryReleaser,
+    QuerySession,
+    SparseProjection,
+    SparseQuery,
+    Workload,
+)
 from dpplug.kinds.sampler import SAMPLER, UNBOUNDED_COUNT, CountingQuerySampler
 
 KINDS: tuple[Kind, ...] = (
@@ -38,13 +53,24 @@ __all__ = [
     "SAMPLER",
     "UNBOUNDED_COUNT",
     "AccuracyScope",
+    "AnonymizedHistogram",
     "AnonymizedHistogramReleaser",
+    "CompactHistogram",
     "CountingQuerySampler",
+    "DenseHistogram",
+    "Estimate",
     "HistogramReleaser",
     "Kind",
     "PartitionSelector",
     "Prevalences",
+    "QueryAnswers",
     "QueryReleaser",
+    "QuerySession",
     "Selection",
+    "SparseHistogram",
+    "SparseProjection",
+    "SparseQuery",
     "TrueCounts",
+    "Workload",
+    "sorted_l1",
 ]

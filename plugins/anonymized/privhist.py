@@ -77,9 +77,9 @@ import gmpy2
 import numpy as np
 from gmpy2 import mpfr, mpq
 
-from dpplug.anonymized import AnonymizedHistogram
 from dpplug.guarantee import Accuracy, ErrorBound, Guarantee, Neighbouring, Relation
 from dpplug.kinds import AccuracyScope, AnonymizedHistogramReleaser, Prevalences
+from dpplug.kinds.anonymized_histogram_releaser.outputs import AnonymizedHistogram
 from dpplug.params import Param, Schema, epsilon_param
 from dpplug.plugins.anonymized.pava import pava_blocks, round_non_negative
 from dpplug.plugins.anonymized.prevalence import (

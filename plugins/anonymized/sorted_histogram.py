@@ -24,10 +24,10 @@ from typing import Any
 import numpy as np
 from gmpy2 import mpq
 
-from dpplug.anonymized import AnonymizedHistogram
 from dpplug.errors import BadData
 from dpplug.guarantee import Accuracy, ErrorBound, Guarantee, Neighbouring, Relation
 from dpplug.kinds import AccuracyScope, AnonymizedHistogramReleaser, Prevalences
+from dpplug.kinds.anonymized_histogram_releaser.outputs import AnonymizedHistogram
 from dpplug.params import Param, Schema, epsilon_param
 from dpplug.plugins.anonymized.pava import pava_blocks, round_non_negative
 from dpplug.plugins.anonymized.sampler_choice import BETA_PARAM, SAMPLER_PARAM, geometric_sampler

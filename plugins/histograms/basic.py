@@ -22,8 +22,8 @@ import numpy as np
 
 from dpplug.errors import BadParameter
 from dpplug.guarantee import Accuracy, ErrorBound, Guarantee
-from dpplug.histograms import DenseHistogram
 from dpplug.kinds import HistogramReleaser, TrueCounts
+from dpplug.kinds.histogram_releaser.outputs import DenseHistogram
 from dpplug.params import Schema
 from dpplug.plugins.histograms.error_bounds import dense_split, empty_maximum_quantile
 from dpplug.plugins.histograms.sampler_choice import REPLACE_ONE, build_sampler, releaser_params

@@ -13,18 +13,18 @@ p_min the smallest positive probability of M(0, U), instead of the paper's GF(2^
   uniform, independent values at any n+1 labels. Fixing p(x) for x ∈ A (|A| ≤ n) leaves the
   values at any other n+1−|A| labels uniform and independent.
 - *M₀ ratio bounds.* M₀ rounds the scaled CDF of M(0, U) down onto the P points
-  (:class:`~dpplug.histograms.EmptyBinLaw`), so Pr[M₀ = v] is within 1/P of Pr[M(0, U) = v]:
-  with p ≤ every positive Pr[M(0, U) = v] and P·p ≥ (R+1)/(R−1), the two ratio bounds e^{ε₂},
-  e^{ε₃} multiply to at most (P·p + 1)/(P·p − 1) ≤ R. p is the smallest such probability,
-  found in one pass over [0, n] (or 1/d past a scan budget), so the field needs about
-  log₂(1/p) bits where Lemma 8.4's map needs log₂ d: for FastSample (γ = β/(2|X|)) about 90
-  bits instead of 700, so interpolation and evaluation run on two-word numbers.
+  (:class:`~dpplug.kinds.histogram_releaser.outputs.EmptyBinLaw`), so Pr[M₀ = v] is within 1/P of
+  Pr[M(0, U) = v]: with p ≤ every positive Pr[M(0, U) = v] and P·p ≥ (R+1)/(R−1), the two ratio
+  bounds e^{ε₂}, e^{ε₃} multiply to at most (P·p + 1)/(P·p − 1) ≤ R. p is the smallest such
+  probability, found in one pass over [0, n] (or 1/d past a scan budget), so the field needs about
+  log₂(1/p) bits where Lemma 8.4's map needs log₂ d: for FastSample (γ = β/(2|X|)) about 90 bits
+  instead of 700, so interpolation and evaluation run on two-word numbers.
 
 **Release (Alg. 8.2).** Noisy counts c̃_x = M(c_x, U) for the nonempty bins A; for each, u_x
 uniform in S_{c̃_x} (so M₀(u_x) = c̃_x) and the point (x, u_x − 1); the smallest n+1−|A| other
 labels get uniform field values (the choice of B does not matter); the polynomial through these
 n+1 points is uniform among those with p(x) = u_x − 1 on A. Interpolation is fast (subproduct
-tree). The coefficients are released; :class:`~dpplug.histograms.CompactHistogram` evaluates them.
+tree). The coefficients are released; :class:`~dpplug.CompactHistogram` evaluates them.
 
 **Privacy (Thm 8.3).** M is e^{ε₁/2}-DP for one count (L = e^{ε₁/2}) and M₀ is within
 e^{ε₂}, e^{ε₃} of M(0, U) with e^{ε₂+ε₃} ≤ (P·p + 1)/(P·p − 1). The release is e^ε-DP for
@@ -60,8 +60,8 @@ from gmpy2 import mpq
 from dpplug.errors import BadParameter, PluginFault
 from dpplug.exact import ceil_log2, exp_lower, smallest_error_bound
 from dpplug.guarantee import Accuracy, ErrorBound, Guarantee
-from dpplug.histograms import CompactHistogram, EmptyBinLaw
 from dpplug.kinds import CountingQuerySampler, HistogramReleaser, TrueCounts
+from dpplug.kinds.histogram_releaser.outputs import CompactHistogram, EmptyBinLaw
 from dpplug.params import Schema, param_text
 from dpplug.plugins.histograms.error_bounds import dense_split
 from dpplug.plugins.histograms.prime_field import interpolate, polynomial_ring, proth_prime_at_least

@@ -68,8 +68,8 @@ from gmpy2 import mpfr, mpq
 from dpplug.errors import BadParameter
 from dpplug.exact import smallest_at_least
 from dpplug.guarantee import Accuracy, ErrorBound, Guarantee
-from dpplug.histograms import SparseHistogram
 from dpplug.kinds import HistogramReleaser, TrueCounts
+from dpplug.kinds.histogram_releaser.outputs import SparseHistogram
 from dpplug.params import Schema, unit_fraction
 from dpplug.plugins.histograms.coverage import warn_if_uncovered
 from dpplug.plugins.histograms.error_bounds import (

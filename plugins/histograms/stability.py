@@ -28,8 +28,8 @@ from gmpy2 import mpq
 
 from dpplug.exact import smallest_at_least
 from dpplug.guarantee import Accuracy, ErrorBound, Guarantee
-from dpplug.histograms import SparseHistogram
 from dpplug.kinds import HistogramReleaser, TrueCounts
+from dpplug.kinds.histogram_releaser.outputs import SparseHistogram
 from dpplug.params import Param, Schema
 from dpplug.plugins.histograms.coverage import warn_if_uncovered
 from dpplug.plugins.histograms.error_bounds import dropping_simultaneous

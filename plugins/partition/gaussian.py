@@ -12,22 +12,22 @@ partition instead, as the other selectors do, needs σ ∝ ℓ₀ rather than �
 62 at ℓ₀ = 10, ε = 1, δ = 10⁻⁵).
 
 **Exact table.** The curve Φ((n − τ)/σ) (floats: it only caps) caps the optimal recurrence at the
-whole (e^ε, δ) on the 2^-63 grid (:class:`KeepTable`), and every step is also capped by the
-Gaussian bound π̂(n+1) ≤ Φ(Φ⁻¹(π̂(n)) + μ) with μ slightly below 1/σ, evaluated with rigorous
-enclosures (:mod:`dpplug.gaussian_dp`); where rounding down would stop the table from growing,
-it grows by one grid unit instead.
+whole (e^ε, δ) on the 2^-63 grid (:class:`KeepTable`), and every step is also capped by the Gaussian
+bound π̂(n+1) ≤ Φ(Φ⁻¹(π̂(n)) + μ) with μ slightly below 1/σ, evaluated with rigorous enclosures
+(:mod:`dpplug.kinds.partition_selector.gaussian_dp`); where rounding down would stop the table from
+growing, it grows by one grid unit instead.
 
-**Why the declared guarantee holds.** The selection is not a post-processing of the Gaussian
-noise any more (its keep probabilities are rounded), so the proof is about the table itself
-(:class:`~dpplug.gaussian_dp.GaussianPairs`): every pair of neighbouring positive keep
-probabilities is μ-GDP with μ = 1/σ (Dong, Roth, Su 2022; checked exactly, up to a slack of a
-few grid units, K·2^-63, in total variation, see ``_step_cap``), so the c partitions a unit
-changes compose to √c·μ-GDP, i.e. (ε, δ_G)-DP with the formula above; partitions appearing from
-keep probability 0 are kept with probability at most δ_A = 1 − (1 − π̂(1))^c ≤ δ/2; and the
-declared δ, computed rigorously as δ_G at e^ε(1 − δ_A) + δ_A + c·K·2^-63, is at most the δ asked
-for (σ is calibrated for δ/2 − c·K·2^-63). Each partition on its own is
-also exactly (ε, δ′)-DP with δ′ the table's exact slack (the per-partition guarantee). The
-conformance suite re-checks every pair and the declared δ from the keep probabilities.
+**Why the declared guarantee holds.** The selection is not a post-processing of the Gaussian noise
+any more (its keep probabilities are rounded), so the proof is about the table itself
+(:class:`~dpplug.kinds.partition_selector.gaussian_dp.GaussianPairs`): every pair of neighbouring
+positive keep probabilities is μ-GDP with μ = 1/σ (Dong, Roth, Su 2022; checked exactly, up to a
+slack of a few grid units, K·2^-63, in total variation, see ``_step_cap``), so the c partitions a
+unit changes compose to √c·μ-GDP, i.e. (ε, δ_G)-DP with the formula above; partitions appearing from
+keep probability 0 are kept with probability at most δ_A = 1 − (1 − π̂(1))^c ≤ δ/2; and the declared
+δ, computed rigorously as δ_G at e^ε(1 − δ_A) + δ_A + c·K·2^-63, is at most the δ asked for (σ is
+calibrated for δ/2 − c·K·2^-63). Each partition on its own is also exactly (ε, δ′)-DP with δ′ the
+table's exact slack (the per-partition guarantee). The conformance suite re-checks every pair and
+the declared δ from the keep probabilities.
 """
 
 from __future__ import annotations
@@ -42,8 +42,8 @@ from scipy.stats import norm
 from dpplug.enclosure import Enclosure, scaled_floor
 from dpplug.errors import BadParameter
 from dpplug.exact import as_rational
-from dpplug.gaussian_dp import GaussianPairs, normal_cdf_bound, step_bound
 from dpplug.guarantee import Guarantee
+from dpplug.kinds.partition_selector.gaussian_dp import GaussianPairs, normal_cdf_bound, step_bound
 from dpplug.plugins.partition.budget import Budget
 from dpplug.plugins.partition.capping_curve import CappingCurve
 from dpplug.plugins.partition.grid_selector import GridSelector

@@ -1,15 +1,15 @@
 """The baseline query releaser (docs/mechanisms.md#independent-laplace): every query answered
 with its own discrete Laplace noise, the k answers composed.
 
-A query's scaled answer n·W·Q(D) = Σ_x w_x·c_x (:mod:`dpplug.queries`) changes by at most W
-when one row is added or removed (one count moves by one, its weight is at most W), so the
-answer plus discrete Laplace noise of scale W/ε₀ (exact, :func:`dpplug.discrete_noise.
+A query's scaled answer n·W·Q(D) = Σ_x w_x·c_x (:mod:`dpplug.kinds.query_releaser.queries`) changes
+by at most W when one row is added or removed (one count moves by one, its weight is at most W), so
+the answer plus discrete Laplace noise of scale W/ε₀ (exact, :func:`dpplug.discrete_noise.
 discrete_laplace`) is ε₀-DP: neighbouring laws have likelihood ratio at most e^{W/scale}. The k
 adaptively chosen answers compose to (ε, δ) with ε₀ = ε/k for δ = 0 (basic composition), and
-otherwise the largest step the optimal composition theorem allows (Kairouz, Oh, Viswanath 2015,
-Thm 3.3; up to 32,768 queries, beyond which the advanced composition theorem of Dwork, Rothblum,
-Vadhan 2010, Thm III.3), computed rigorously (:func:`dpplug.composition.step_budget`). Answers
-are clamped to [0, 1] (post-processing, which only lowers the error).
+otherwise the largest step the optimal composition theorem allows (Kairouz, Oh, Viswanath 2015, Thm
+3.3; up to 32,768 queries, beyond which the advanced composition theorem of Dwork, Rothblum, Vadhan
+2010, Thm III.3), computed rigorously (:func:`dpplug.composition.step_budget`). Answers are clamped
+to [0, 1] (post-processing, which only lowers the error).
 
 Accuracy: per query the smallest a with Pr[|Y| > a] ≤ β, exactly from the discrete Laplace
 tail 2q^{a+1}/(1 + q), q = e^{−ε₀/W}; all k answers at once, the same at β/k (union bound);
@@ -26,10 +26,16 @@ from dpplug.composition import StepBudget, step_budget
 from dpplug.discrete_noise import discrete_laplace, laplace_error
 from dpplug.guarantee import Accuracy, ErrorBound, Guarantee
 from dpplug.kinds import QueryReleaser
+from dpplug.kinds.query_releaser.polynomial_law import PolynomialLaw, clamped_laplace_law
+from dpplug.kinds.query_releaser.queries import (
+    Declaration,
+    LabelCounts,
+    QuerySession,
+    SparseQuery,
+    clamp,
+)
 from dpplug.params import Schema
 from dpplug.plugins.queries.workload import ADD_REMOVE_ROW, releaser_params, set_public
-from dpplug.polynomial_law import PolynomialLaw, clamped_laplace_law
-from dpplug.queries import Declaration, LabelCounts, QuerySession, SparseQuery, clamp
 from dpplug.randomness import RandomSource
 
 

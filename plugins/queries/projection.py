@@ -3,10 +3,10 @@
 docs/mechanisms.md#sparse-projection): a non-interactive release of a noisy random projection of
 the data onto T dimensions, answering any number of m-sparse queries.
 
-**Release.** A public hash f (:class:`~dpplug.projections.ProjectionHash`: r-wise independent
-±1 entries from a random polynomial over GF(2^s)) is drawn first, independently of the data; the
-integer column sums S_i = Σ_x c_x·A[i, x] get independent exact integer noise, and the hash and
-the noisy sums are released (:class:`~dpplug.projections.SparseProjection`).
+**Release.** A public hash f (:class:`~dpplug.kinds.query_releaser.projections.ProjectionHash`:
+r-wise independent ±1 entries from a random polynomial over GF(2^s)) is drawn first, independently
+of the data; the integer column sums S_i = Σ_x c_x·A[i, x] get independent exact integer noise, and
+the hash and the noisy sums are released (:class:`~dpplug.SparseProjection`).
 
 **Privacy (Thm 4.5).** One row added or removed changes every S_i by exactly 1 (entries are
 ±1), so the vector S has ℓ₁ sensitivity T and ℓ₂ sensitivity √T; releasing f costs nothing.
@@ -43,13 +43,23 @@ import numpy.typing as npt
 from gmpy2 import mpq
 
 from dpplug.composition import StepBudget, largest_rho, step_budget, zcdp_delta
-from dpplug.coordinate_noise import CoordinateNoise, GaussianCoordinates, LaplaceCoordinates
 from dpplug.discrete_noise import discrete_gaussian, discrete_laplace
 from dpplug.errors import BadData, BadParameter, NotSupported
 from dpplug.exact import exp_upper
 from dpplug.guarantee import Accuracy, ErrorBound, Guarantee
 from dpplug.kind import CentralPlan
 from dpplug.kinds import QueryReleaser
+from dpplug.kinds.query_releaser.coordinate_noise import (
+    CoordinateNoise,
+    GaussianCoordinates,
+    LaplaceCoordinates,
+)
+from dpplug.kinds.query_releaser.projections import (
+    ProjectionHash,
+    ProjectionShape,
+    SparseProjection,
+)
+from dpplug.kinds.query_releaser.queries import LabelCounts, QueryAnswers
 from dpplug.params import Param, Schema
 from dpplug.plugins.queries.projection_accuracy import (
     best_rank,
@@ -60,8 +70,6 @@ from dpplug.plugins.queries.projection_accuracy import (
     projection_error,
 )
 from dpplug.plugins.queries.workload import ADD_REMOVE_ROW, releaser_params, set_public
-from dpplug.projections import ProjectionHash, ProjectionShape, SparseProjection
-from dpplug.queries import LabelCounts, QueryAnswers
 from dpplug.randomness import RandomSource, SystemSource
 from dpplug.universe import Universe, parse_universe
 

@@ -5,8 +5,8 @@ through Thm 3.3; docs/mechanisms.md#sparse-multiplicative-weights).
 Thm 3.3 (Gupta, Roth, Ullman 2011) turns the IDC of :mod:`.multiplicative_weights` into a private
 mechanism, but its wrapper is not in the paper; this is the explicit sparse-vector wrapper of the
 project's catalogue, with exact integer noise. Everything private is in grid units
-(:mod:`dpplug.queries`): the scaled answer A = n·W·Q(D) is an integer that one row added or
-removed moves by at most Δ = W, and the hypothesis's answer is rounded to the grid, H =
+(:mod:`dpplug.kinds.query_releaser.queries`): the scaled answer A = n·W·Q(D) is an integer that one
+row added or removed moves by at most Δ = W, and the hypothesis's answer is rounded to the grid, H =
 round(n·W·Q(𝒟_t)), a public value.
 
 **The wrapper.** With α the IDC's accuracy (α_g = α·n·W grid units), s and c = ⌊4(ln s + 1)/α²⌋
@@ -63,12 +63,18 @@ from dpplug.discrete_noise import discrete_laplace, laplace_error, laplace_error
 from dpplug.errors import BadParameter, NotSupported
 from dpplug.guarantee import Accuracy, ErrorBound, Guarantee
 from dpplug.kinds import QueryReleaser
+from dpplug.kinds.query_releaser.queries import (
+    Declaration,
+    LabelCounts,
+    QuerySession,
+    SparseQuery,
+    clamp,
+)
+from dpplug.kinds.query_releaser.sparse_vector import SparseVectorRounds
 from dpplug.params import Schema
 from dpplug.plugins.queries.multiplicative_weights import SparseWeights
 from dpplug.plugins.queries.workload import ADD_REMOVE_ROW, releaser_params, set_public
-from dpplug.queries import Declaration, LabelCounts, QuerySession, SparseQuery, clamp
 from dpplug.randomness import RandomSource
-from dpplug.sparse_vector import SparseVectorRounds
 
 Rat = Any  # gmpy2.mpq
 

@@ -2,8 +2,8 @@
 
 Blum & Roth ("Fast Private Data Release Algorithms for Sparse Queries", RANDOM 2013) state their
 guarantees for a dataset of n rows (public), ε and δ, and their accuracy (α, β) for k queries of
-sparsity m; here the weights' grid W (:mod:`dpplug.queries`) is a parameter too. The schemas are
-bounded so that every call within them finishes in bounded time and memory.
+sparsity m; here the weights' grid W (:mod:`dpplug.kinds.query_releaser.queries`) is a parameter
+too. The schemas are bounded so that every call within them finishes in bounded time and memory.
 """
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ from gmpy2 import mpq
 
 from dpplug.guarantee import Neighbouring, Relation
 from dpplug.kinds import QueryReleaser
+from dpplug.kinds.query_releaser.queries import Workload
 from dpplug.params import Param, epsilon_param
-from dpplug.queries import Workload
 
 #: Blum & Roth's relation (Def. 2.5): one row added or removed, n public (n bounds the rows).
 ADD_REMOVE_ROW = Neighbouring(Relation.ADD_REMOVE)

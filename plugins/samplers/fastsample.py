@@ -96,9 +96,7 @@ class FastSample(CountingQuerySampler):
         self.core_d: int = int(self._core_d)
         self.d: int = (n + 1) * self.core_d * g
         self.derived = {**self.geometric.as_dict(), "gamma": self.gamma, "t": t}
-        self._cdf_enclosure = lru_cache(maxsize=1 << 14)(
-            lambda c, z: self._cdf(c, z)(Enclosure.of)
-        )
+        self._cdf_enclosure = lru_cache(maxsize=1 << 14)(lambda c, z: self._cdf(c, z)(Enclosure.of))
 
     @property
     def guarantee(self) -> Guarantee:

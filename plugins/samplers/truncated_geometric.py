@@ -39,7 +39,7 @@ from dpplug.exact import (
 from dpplug.guarantee import COUNT_SENSITIVITY_1, Accuracy, ErrorBound, Guarantee
 from dpplug.inverse_cdf import BoundaryTable
 from dpplug.kinds import CountingQuerySampler
-from dpplug.kinds.sampler import law_size_check
+from dpplug.kinds.sampler.base import law_size_check
 from dpplug.params import Param, Schema, count_bound_param, epsilon_param
 from dpplug.plugins.samplers.noise_moments import ClampedNoise, power_sums
 from dpplug.pmf import Pmf

@@ -23,7 +23,7 @@ from dpplug.adapters.opendp import (  # noqa: E402
     serialize,
     then_measurement,
 )
-from dpplug.anonymized import AnonymizedHistogram  # noqa: E402
+from dpplug.kinds.anonymized_histogram_releaser.outputs import AnonymizedHistogram  # noqa: E402
 
 ROWS = ["a"] * 300 + ["b"] * 60 + ["c"] * 30 + [f"single{i}" for i in range(40)]
 BETA = Fraction(1, 10**9)  # failure probability of each accuracy check

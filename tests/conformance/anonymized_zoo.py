@@ -10,9 +10,9 @@ import numpy as np
 from gmpy2 import mpq
 
 import dpplug
-from dpplug.anonymized import AnonymizedHistogram
 from dpplug.guarantee import Accuracy, ErrorBound, Guarantee, Neighbouring, Relation
 from dpplug.kinds import Prevalences
+from dpplug.kinds.anonymized_histogram_releaser.outputs import AnonymizedHistogram
 from dpplug.plugins.anonymized import PrivHist, SortedHistogram
 from dpplug.plugins.anonymized.sampler_choice import geometric_sampler
 from dpplug.program import Noise

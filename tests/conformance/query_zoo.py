@@ -15,6 +15,8 @@ from dpplug.composition import step_budget
 from dpplug.discrete_noise import discrete_gaussian, discrete_laplace
 from dpplug.guarantee import Accuracy, ErrorBound
 from dpplug.hookspecs import Register, hookimpl
+from dpplug.kinds.query_releaser.projections import ProjectionHash, SparseProjection
+from dpplug.kinds.query_releaser.queries import LabelCounts, SparseQuery, clamp
 from dpplug.plugins.queries import (
     IndependentLaplace,
     SparseMultiplicativeWeights,
@@ -22,8 +24,6 @@ from dpplug.plugins.queries import (
 )
 from dpplug.plugins.queries.independent import IndependentSession
 from dpplug.plugins.queries.sparse_mw import Design, SparseMultiplicativeWeightsSession
-from dpplug.projections import ProjectionHash, SparseProjection
-from dpplug.queries import LabelCounts, SparseQuery, clamp
 from dpplug.randomness import RandomSource
 
 

@@ -14,7 +14,7 @@ import pytest
 
 import dpplug
 from dpplug import Registry
-from dpplug.conformance.probes.anonymized_histogram_releaser import (
+from dpplug.conformance.probes.anonymized_histogram_releaser.probe import (
     CHAIN,
     LEFT_CODES,
     AnonymizedProbe,

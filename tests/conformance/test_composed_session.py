@@ -20,7 +20,7 @@ from dpplug.conformance.divergence import enclosed_hockey_stick
 from dpplug.errors import NotSupported
 from dpplug.exact import exp_lower, exp_upper
 from dpplug.guarantee import Guarantee, Relation
-from dpplug.polynomial_law import PolynomialLaw, clamped_laplace_law
+from dpplug.kinds.query_releaser.polynomial_law import PolynomialLaw, clamped_laplace_law
 
 SCALE, N_W, W = mpq(2), 6, 2  # ε₁ = W/scale = 1
 

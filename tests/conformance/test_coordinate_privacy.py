@@ -13,9 +13,9 @@ from gmpy2 import mpq
 from dpplug.bounds import ball, lower, precise, upper
 from dpplug.composition import optimal_delta_at
 from dpplug.conformance.coordinate_privacy import coordinate_privacy, product_divergence
-from dpplug.coordinate_noise import GaussianCoordinates, LaplaceCoordinates
 from dpplug.exact import exp_upper
 from dpplug.guarantee import Guarantee, Relation
+from dpplug.kinds.query_releaser.coordinate_noise import GaussianCoordinates, LaplaceCoordinates
 
 
 def guarantee(exp_epsilon: mpq, delta: mpq) -> Guarantee:

@@ -15,7 +15,7 @@ from dpplug.conformance.divergence import (
     hockey_stick,
     max_likelihood_ratio,
 )
-from dpplug.conformance.probes.sampler import enclosed_privacy, sampler_privacy
+from dpplug.conformance.probes.sampler.probe import enclosed_privacy, sampler_privacy
 from dpplug.conformance.runner import run_contract
 from dpplug.conformance.settings import Settings
 from dpplug.enclosed_law import EnclosedLaw

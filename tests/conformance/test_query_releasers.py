@@ -12,7 +12,7 @@ import query_zoo
 import dpplug
 from dpplug import Registry
 from dpplug.conformance.probes import probes
-from dpplug.conformance.probes.query_releaser import (
+from dpplug.conformance.probes.query_releaser.probe import (
     AT_THRESHOLD,
     AT_THRESHOLD_LABELS,
     LATER_ANSWERS,
@@ -31,9 +31,9 @@ from dpplug.conformance.settings import Settings
 from dpplug.conformance.sparse_vector_session import BUCKETS_PER_SIDE
 from dpplug.errors import NotSupported
 from dpplug.kinds import QueryReleaser
+from dpplug.kinds.query_releaser.queries import sparse_query
+from dpplug.kinds.query_releaser.sparse_vector import SparseVectorRounds
 from dpplug.plugins.queries import SparseMultiplicativeWeights
-from dpplug.queries import sparse_query
-from dpplug.sparse_vector import SparseVectorRounds
 
 ZOO_REGISTRY = Registry.load([query_zoo], entry_points=False)
 FAST = Settings(mode="fast")

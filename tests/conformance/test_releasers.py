@@ -13,14 +13,14 @@ import pytest
 
 import dpplug
 from dpplug import Registry
-from dpplug.conformance.probes.histogram_releaser import ReleaserProbe, releaser_privacy
+from dpplug.conformance.probes.histogram_releaser.probe import ReleaserProbe, releaser_privacy
 from dpplug.conformance.results import Level
 from dpplug.conformance.runner import run_plugin
 from dpplug.conformance.settings import Settings
 from dpplug.errors import NotSupported
+from dpplug.kinds.histogram_releaser.release_law import release_law
 from dpplug.plugins.histograms import StabilityHistogramReleaser
 from dpplug.randomness import SeededSource
-from dpplug.release_law import release_law
 
 #: Threshold t = 2 < n = 3: a bin is released when its noisy count is 3.
 RELEASING = {

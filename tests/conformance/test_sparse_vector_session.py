@@ -17,7 +17,7 @@ from dpplug.conformance.sparse_vector_session import (
 from dpplug.errors import NotSupported
 from dpplug.exact import exp_upper
 from dpplug.guarantee import Guarantee, Relation
-from dpplug.sparse_vector import SparseVectorRounds
+from dpplug.kinds.query_releaser.sparse_vector import SparseVectorRounds
 
 W = 2
 

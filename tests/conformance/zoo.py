@@ -17,8 +17,8 @@ from gmpy2 import mpq, mpz
 import dpplug
 from dpplug.discrete_noise import BitStream, bernoulli_exp, discrete_laplace
 from dpplug.guarantee import COUNT_SENSITIVITY_1, Neighbouring, Relation
-from dpplug.histograms import DenseHistogram, SparseHistogram
 from dpplug.kinds import TrueCounts
+from dpplug.kinds.histogram_releaser.outputs import DenseHistogram, SparseHistogram
 from dpplug.plugins.histograms import (
     BasicHistogramReleaser,
     CompactHistogramReleaser,

@@ -12,10 +12,10 @@ from typing import Any
 import pytest
 
 import dpplug
-from dpplug.anonymized import AnonymizedHistogram, sorted_l1
-from dpplug.conformance.probes.anonymized_histogram_releaser import neighbours, partitions
+from dpplug.conformance.probes.anonymized_histogram_releaser.probe import neighbours, partitions
 from dpplug.kind import LabelDistance
 from dpplug.kinds import ANONYMIZED_HISTOGRAM_RELEASER, Prevalences
+from dpplug.kinds.anonymized_histogram_releaser.outputs import AnonymizedHistogram, sorted_l1
 
 
 def prevalences(counts: tuple[int, ...]) -> dict[int, int]:

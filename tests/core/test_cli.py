@@ -213,16 +213,57 @@ def test_console_script_has_no_traceback() -> None:
 @pytest.mark.parametrize(
     ("argv", "message"),
     [
-        (("sample", "geosample", "--count", "9" * 30, "--param", "n=10", "--param", "epsilon=1"),
-         "--count for geosample must be in [0, 10]"),
-        (("sample", "geosample", "--count", "3", "--size", "9" * 12, "--param", "n=10",
-          "--param", "epsilon=1"), "--size must be in [1, 10000000]"),
-        (("sample", "geosample", "--count", "3", "--param", "n=" + "9" * 5000, "--param",
-          "epsilon=1"), "too long to read"),
-        (("sample", "geosample", "--count", "3", "--param", "n=10", "--param", "epsilon=1",
-          "--seed", "-1"), "non-negative integer seed"),
-        (("conform", "geosample", "--fast", "--report", "/proc/no/such/dir"),
-         "cannot write the report"),
+        (
+            ("sample", "geosample", "--count", "9" * 30, "--param", "n=10", "--param", "epsilon=1"),
+            "--count for geosample must be in [0, 10]",
+        ),
+        (
+            (
+                "sample",
+                "geosample",
+                "--count",
+                "3",
+                "--size",
+                "9" * 12,
+                "--param",
+                "n=10",
+                "--param",
+                "epsilon=1",
+            ),
+            "--size must be in [1, 10000000]",
+        ),
+        (
+            (
+                "sample",
+                "geosample",
+                "--count",
+                "3",
+                "--param",
+                "n=" + "9" * 5000,
+                "--param",
+                "epsilon=1",
+            ),
+            "too long to read",
+        ),
+        (
+            (
+                "sample",
+                "geosample",
+                "--count",
+                "3",
+                "--param",
+                "n=10",
+                "--param",
+                "epsilon=1",
+                "--seed",
+                "-1",
+            ),
+            "non-negative integer seed",
+        ),
+        (
+            ("conform", "geosample", "--fast", "--report", "/proc/no/such/dir"),
+            "cannot write the report",
+        ),
     ],
 )
 def test_hostile_arguments_exit_2_with_one_line(

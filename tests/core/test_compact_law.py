@@ -1,5 +1,5 @@
 """The exact law of a compact histogram release through certified components
-(dpplug.compact_law; Balcer & Vadhan, full version Alg. 8.2 / Thm 8.3;
+(dpplug.kinds.histogram_releaser.compact_law; Balcer & Vadhan, full version Alg. 8.2 / Thm 8.3;
 docs/conformance.md#compact-histograms). The zoo (tests/conformance/zoo.py) keeps releasers
 whose components are subtly wrong, which the exact-privacy contract must name."""
 
@@ -11,8 +11,8 @@ from typing import Any
 from gmpy2 import mpq
 
 import dpplug
-from dpplug.compact_law import component_problems
-from dpplug.release_law import release_law
+from dpplug.kinds.histogram_releaser.compact_law import component_problems
+from dpplug.kinds.histogram_releaser.release_law import release_law
 
 
 def create(name: str, **params: object) -> Any:
@@ -23,8 +23,8 @@ def create(name: str, **params: object) -> Any:
 
 def test_compact_decoded_law_is_the_sampler_on_the_data_and_the_class_sizes_elsewhere() -> None:
     """The law of the counts a compact release decodes at its first three labels
-    (dpplug.compact_law): the sampler's pmf at the nonempty bin, |S_v|/P at the others,
-    independent; and the real release passes its component checks."""
+    (dpplug.kinds.histogram_releaser.compact_law): the sampler's pmf at the nonempty bin, |S_v|/P at
+    the others, independent; and the real release passes its component checks."""
     releaser = create(
         "compact-histogram", universe="range:0:3", n=2, epsilon=2, sampler="geosample"
     )

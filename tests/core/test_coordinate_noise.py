@@ -7,9 +7,9 @@ import pytest
 from gmpy2 import mpq
 
 from dpplug.bounds import ball, lower, precise, upper
-from dpplug.coordinate_noise import GaussianCoordinates, LaplaceCoordinates
 from dpplug.discrete_noise import laplace_enclosure, laplace_tail
 from dpplug.errors import NotSupported
+from dpplug.kinds.query_releaser.coordinate_noise import GaussianCoordinates, LaplaceCoordinates
 
 
 def test_the_laplace_enclosure_contains_its_probabilities_and_bounds_its_tail() -> None:

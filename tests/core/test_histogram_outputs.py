@@ -1,7 +1,8 @@
-"""What histogram releasers return (dpplug.histograms): sparse and dense outputs in canonical
-order, the compact histogram's serialisation, and the empty-bin law M₀ of Balcer & Vadhan (full
-version Lemma 8.4; docs/mechanisms.md#compact-histogram), checked exactly: the S_v intervals
-partition [1, P] and for every v, q·d/P·Pr[M(0,U)=v] ≤ Pr[M₀(U₀)=v] ≤ (q+1)·d/P·Pr[M(0,U)=v]."""
+"""What histogram releasers return (dpplug.kinds.histogram_releaser.outputs): sparse and dense
+outputs in canonical order, the compact histogram's serialisation, and the empty-bin law M₀ of
+Balcer & Vadhan (full version Lemma 8.4; docs/mechanisms.md#compact-histogram), checked exactly: the
+S_v intervals partition [1, P] and for every v, q·d/P·Pr[M(0,U)=v] ≤ Pr[M₀(U₀)=v] ≤
+(q+1)·d/P·Pr[M(0,U)=v]."""
 
 from __future__ import annotations
 
@@ -19,7 +20,12 @@ from hypothesis import strategies as st
 
 import dpplug
 from dpplug.guarantee import Accuracy, ErrorBound, Guarantee, Neighbouring, Relation
-from dpplug.histograms import CompactHistogram, DenseHistogram, EmptyBinLaw, SparseHistogram
+from dpplug.kinds.histogram_releaser.outputs import (
+    CompactHistogram,
+    DenseHistogram,
+    EmptyBinLaw,
+    SparseHistogram,
+)
 from dpplug.params import params_from_text
 from dpplug.plugins.histograms.prime_field import proth_prime_at_least
 from dpplug.universe import IntegerRange, Labels, parse_universe

@@ -1,7 +1,7 @@
-"""dpplug.limb_evaluation (docs/mechanisms.md#compact-histogram): one evaluation of a polynomial
-over F_P as exact double-precision products of short limbs equals Horner's rule mod P, for every
-shape of the coefficient matrix, moduli from 2 to 1000 bits, points at and beyond P, and
-coefficients and powers whose limbs are all ones (the sums closest to 2^53)."""
+"""dpplug.kinds.histogram_releaser.limb_evaluation (docs/mechanisms.md#compact-histogram): one
+evaluation of a polynomial over F_P as exact double-precision products of short limbs equals
+Horner's rule mod P, for every shape of the coefficient matrix, moduli from 2 to 1000 bits, points
+at and beyond P, and coefficients and powers whose limbs are all ones (the sums closest to 2^53)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import random
 
 import pytest
 
-from dpplug.limb_evaluation import (
+from dpplug.kinds.histogram_releaser.limb_evaluation import (
     HORNER_BELOW,
     SIGNIFICAND_BITS,
     LimbCutter,

@@ -16,11 +16,7 @@ from dpplug.kinds import CountingQuerySampler
 from dpplug.plugin_registry import registry
 from dpplug.randomness import SeededSource
 
-CASES = [
-    (entry.name, case)
-    for entry in registry()
-    for case in entry.cls.conformance_cases[:1]
-]
+CASES = [(entry.name, case) for entry in registry() for case in entry.cls.conformance_cases[:1]]
 
 
 def _built(name: str, case: dict[str, object]) -> dpplug.Mechanism:

@@ -10,7 +10,7 @@ import dpplug
 from dpplug.bounds import ball, lower, precise, upper
 from dpplug.discrete_noise import discrete_laplace
 from dpplug.errors import NotSupported
-from dpplug.polynomial_law import PolynomialLaw, clamped_laplace_law
+from dpplug.kinds.query_releaser.polynomial_law import PolynomialLaw, clamped_laplace_law
 from dpplug.randomness import SeededSource
 
 

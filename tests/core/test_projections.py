@@ -1,6 +1,6 @@
-"""The random projection's hash and release (dpplug.projections; Blum & Roth 2013, Def. 4.3,
-Remark 4.4): the trinomial fields, r-wise independence of the ±1 entries proved by enumerating
-every polynomial over small fields, both evaluation paths against a reference GF(2^s)
+"""The random projection's hash and release (dpplug.kinds.query_releaser.projections; Blum & Roth
+2013, Def. 4.3, Remark 4.4): the trinomial fields, r-wise independence of the ±1 entries proved by
+enumerating every polynomial over small fields, both evaluation paths against a reference GF(2^s)
 implementation, answers equal to ⟨Q̂, u⟩/n when the sums carry no noise, and serialisation that
 treats bytes as untrusted."""
 
@@ -19,7 +19,7 @@ import pytest
 
 import dpplug
 from dpplug.errors import BadData
-from dpplug.projections import (
+from dpplug.kinds.query_releaser.projections import (
     SLICED_FROM,
     ProjectionHash,
     ProjectionShape,

@@ -1,6 +1,6 @@
-"""Labels, label counts and sparse queries (dpplug.queries): canonical order without a universe,
-validation before anything else, the n bound, rounding onto the grid 1/W (halves up, exact), and
-sparsity counted on the rounded weights."""
+"""Labels, label counts and sparse queries (dpplug.kinds.query_releaser.queries): canonical order
+without a universe, validation before anything else, the n bound, rounding onto the grid 1/W (halves
+up, exact), and sparsity counted on the rounded weights."""
 
 from __future__ import annotations
 
@@ -16,7 +16,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from dpplug.errors import BadData
-from dpplug.queries import Workload, canonical_label, label_counts, sparse_query
+from dpplug.kinds.query_releaser.queries import (
+    Workload,
+    canonical_label,
+    label_counts,
+    sparse_query,
+)
 from dpplug.universe import parse_universe
 
 WORKLOAD = Workload(max_queries=5, sparsity=3, grid=4)

@@ -1,6 +1,6 @@
-"""The sparse-vector structure's exact round law (:mod:`dpplug.sparse_vector`): against a direct
-sum over the threshold noise, normalised, and the two-sided AboveThreshold bound checked on every
-short gap sequence of a small structure."""
+"""The sparse-vector structure's exact round law (:mod:`dpplug.kinds.query_releaser.sparse_vector`):
+against a direct sum over the threshold noise, normalised, and the two-sided AboveThreshold bound
+checked on every short gap sequence of a small structure."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import pytest
 from gmpy2 import mpq
 
 from dpplug.bounds import Ball, precise, upper
-from dpplug.sparse_vector import SparseVectorRounds
+from dpplug.kinds.query_releaser.sparse_vector import SparseVectorRounds
 
 
 def rounds(threshold: int, threshold_scale: object, query_scale: object) -> SparseVectorRounds:

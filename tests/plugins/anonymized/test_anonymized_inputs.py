@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import dpplug
-from dpplug.anonymized import MAX_ITEMS
+from dpplug.kinds.anonymized_histogram_releaser.outputs import MAX_ITEMS
 
 CASES = {
     "privhist-high": ("privhist", {"epsilon": 0.5}),

@@ -27,7 +27,7 @@ from typing import Any
 import pytest
 
 import dpplug
-from dpplug.conformance.probes.anonymized_histogram_releaser import neighbours, partitions
+from dpplug.conformance.probes.anonymized_histogram_releaser.probe import neighbours, partitions
 from dpplug.kinds import Prevalences
 from dpplug.plugins.anonymized import PrivHist
 from dpplug.program import Noise

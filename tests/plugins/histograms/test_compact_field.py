@@ -19,7 +19,7 @@ from gmpy2 import mpfr, mpq
 from histogram_support import plugin_registry
 
 import dpplug
-from dpplug.histograms import CompactHistogram, EmptyBinLaw
+from dpplug.kinds.histogram_releaser.outputs import CompactHistogram, EmptyBinLaw
 from dpplug.plugins.histograms.prime_field import (
     interpolate,
     inverses,

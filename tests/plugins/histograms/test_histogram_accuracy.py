@@ -33,7 +33,11 @@ from gmpy2 import mpq
 from histogram_support import exceeds, zipf_counts
 
 import dpplug
-from dpplug.histograms import CompactHistogram, DenseHistogram, SparseHistogram
+from dpplug.kinds.histogram_releaser.outputs import (
+    CompactHistogram,
+    DenseHistogram,
+    SparseHistogram,
+)
 
 FALSE_ALARM = 1e-8
 BETA = Fraction(1, 20)

@@ -13,7 +13,11 @@ from gmpy2 import mpq
 from histogram_support import plugin_registry
 
 import dpplug
-from dpplug.histograms import CompactHistogram, DenseHistogram, SparseHistogram
+from dpplug.kinds.histogram_releaser.outputs import (
+    CompactHistogram,
+    DenseHistogram,
+    SparseHistogram,
+)
 
 #: sampler → (its extra options, fits the releasers that need a bounded pure sampler)
 SAMPLERS: dict[str, tuple[dict[str, Any], bool]] = {

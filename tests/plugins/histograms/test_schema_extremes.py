@@ -19,7 +19,11 @@ from typing import Any
 import pytest
 
 import dpplug
-from dpplug.histograms import CompactHistogram, DenseHistogram, SparseHistogram
+from dpplug.kinds.histogram_releaser.outputs import (
+    CompactHistogram,
+    DenseHistogram,
+    SparseHistogram,
+)
 from dpplug.plugins.histograms.basic import CHUNK, MAX_DENSE_BINS
 
 TINY = Fraction(1, 2**300)

@@ -34,8 +34,8 @@ from selector_support import (
     selector,
 )
 
-from dpplug.conformance.probes.partition_selector import selector_privacy
-from dpplug.gaussian_dp import GaussianPairs, pair_slack
+from dpplug.conformance.probes.partition_selector.probe import selector_privacy
+from dpplug.kinds.partition_selector.gaussian_dp import GaussianPairs, pair_slack
 from dpplug.plugins.partition.capping_curve import MARGIN
 from dpplug.plugins.partition.gaussian import GaussianThresholding
 

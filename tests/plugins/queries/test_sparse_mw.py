@@ -18,13 +18,13 @@ from gmpy2 import mpq
 
 import dpplug
 from dpplug.errors import BadParameter, NotSupported
+from dpplug.kinds.query_releaser.queries import label_counts
 from dpplug.plugins.queries.multiplicative_weights import SparseWeights
 from dpplug.plugins.queries.sparse_mw import (
     SparseMultiplicativeWeightsSession,
     slots,
     update_bound,
 )
-from dpplug.queries import label_counts
 from dpplug.randomness import SeededSource
 
 #: A releaser whose noise is small against n, so that sessions update often.

@@ -13,7 +13,7 @@ from gmpy2 import mpq, mpz
 
 import dpplug
 from dpplug.conformance.divergence import max_likelihood_ratio
-from dpplug.conformance.probes.sampler import sampler_privacy
+from dpplug.conformance.probes.sampler.probe import sampler_privacy
 from dpplug.plugins.samplers.geometric_params import GeometricParams
 
 FASTSAMPLE = dpplug.registry().get("fastsample").cls

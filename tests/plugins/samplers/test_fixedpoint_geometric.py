@@ -13,7 +13,7 @@ import pytest
 from gmpy2 import mpq
 
 import dpplug
-from dpplug.conformance.probes.sampler import sampler_privacy
+from dpplug.conformance.probes.sampler.probe import sampler_privacy
 
 TABLE = 1 << 63
 CASES = [

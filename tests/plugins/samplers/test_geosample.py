@@ -12,7 +12,7 @@ from geometric_support import expected_ratio, spends_its_budget, tail, two_sided
 from gmpy2 import mpq
 
 import dpplug
-from dpplug.conformance.probes.sampler import sampler_privacy
+from dpplug.conformance.probes.sampler.probe import sampler_privacy
 
 CASES = [
     {"n": 1, "epsilon": Fraction(1, 2)},

@@ -12,7 +12,7 @@ import pytest
 from gmpy2 import mpq
 
 import dpplug
-from dpplug.conformance.probes.sampler import sampler_privacy
+from dpplug.conformance.probes.sampler.probe import sampler_privacy
 
 CASES = [
     {"epsilon": Fraction(1, 2), "delta": Fraction(3, 10), "n": 3},  # k = 1

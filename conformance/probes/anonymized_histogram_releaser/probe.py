@@ -47,7 +47,6 @@ import numpy.typing as npt
 from gmpy2 import mpq
 from hypothesis import strategies as st
 
-from dpplug.anonymized import AnonymizedHistogram
 from dpplug.conformance.divergence import exact_text
 from dpplug.conformance.noise_window import (
     RADIUS,
@@ -74,6 +73,7 @@ from dpplug.conformance.probes.base import (
 from dpplug.conformance.settings import Settings
 from dpplug.errors import DpplugError, NotSupported
 from dpplug.kinds import AccuracyScope, AnonymizedHistogramReleaser, Prevalences
+from dpplug.kinds.anonymized_histogram_releaser.outputs import AnonymizedHistogram
 from dpplug.pmf import Pmf
 from dpplug.program import recording, run
 from dpplug.randomness import RandomSource, SeededSource
@@ -502,7 +502,7 @@ class AnonymizedProbe(Probe):
 
     def hygiene_problems(self, strict: bool, seed: int) -> list[str]:
         """Releases of small histograms given as rows (in two orders), as a mapping and as
-        prevalences: each an :class:`~dpplug.anonymized.AnonymizedHistogram` with positive
+        prevalences: each an :class:`~dpplug.AnonymizedHistogram` with positive
         integer prevalences in increasing r, a non-negative integer total and the mechanism's
         guarantee; every form gives the same releases from the same seed; something is drawn,
         and the same seed gives the same releases; a strict-time releaser draws as often on

@@ -5,15 +5,15 @@ wrapper of Blum & Roth 2013's sparse multiplicative weights), so that the confor
 check its guarantee and its draws exactly (:meth:`dpplug.QueryReleaser.sparse_vector`,
 docs/conformance.md#sparse-vector-sessions).
 
-**The structure.** All quantities are integers in grid units (:mod:`dpplug.queries`). A session
-keeps a public hypothesis H(q) for each query q, a function of the queries that ended rounds
-and their released answers, so it changes only when a round ends. A round draws
-ρ ~ DLap(b_thr) when it starts; a query with gap g = A − H (true scaled answer minus hypothesis)
-draws ν⁺, ν⁻ ~ DLap(b_q) and ends the round iff
-g + ν⁺ ≥ τ + ρ or −g + ν⁻ ≥ τ + ρ; the query is then answered clamp(A + DLap(b_ans)) to
-[0, n·W], and otherwise H. At most c rounds end; the session then refuses further queries. A
-session of at most k queries thus has at most min(c, k) rounds, ended or not.
-DLap(b) is the discrete Laplace of :mod:`dpplug.discrete_noise`, Pr[Y = y] ∝ e^{−|y|/b}.
+**The structure.** All quantities are integers in grid units
+(:mod:`dpplug.kinds.query_releaser.queries`). A session keeps a public hypothesis H(q) for each
+query q, a function of the queries that ended rounds and their released answers, so it changes only
+when a round ends. A round draws ρ ~ DLap(b_thr) when it starts; a query with gap g = A − H (true
+scaled answer minus hypothesis) draws ν⁺, ν⁻ ~ DLap(b_q) and ends the round iff g + ν⁺ ≥ τ + ρ or −g
++ ν⁻ ≥ τ + ρ; the query is then answered clamp(A + DLap(b_ans)) to [0, n·W], and otherwise H. At
+most c rounds end; the session then refuses further queries. A session of at most k queries thus has
+at most min(c, k) rounds, ended or not. DLap(b) is the discrete Laplace of
+:mod:`dpplug.discrete_noise`, Pr[Y = y] ∝ e^{−|y|/b}.
 
 **Privacy** (one row added or removed moves every A by at most W and no H).
 
@@ -50,7 +50,7 @@ from typing import Any
 from gmpy2 import mpq
 
 from dpplug.bounds import Ball, ball
-from dpplug.queries import SparseQuery
+from dpplug.kinds.query_releaser.queries import SparseQuery
 
 Rat = Any  # gmpy2.mpq
 

@@ -1,6 +1,7 @@
 """The histogram-releaser kind (Balcer & Vadhan, "Differential Privacy on Finite Computers",
 §5–8): a private histogram of a dataset of at most n rows over a public universe X
-(:mod:`dpplug.universe`), released dense, sparse or compact (:mod:`dpplug.histograms`).
+(:mod:`dpplug.universe`), released dense, sparse or compact
+(:mod:`dpplug.kinds.histogram_releaser.outputs`).
 
 Plugins subclass :class:`HistogramReleaser`, implement :meth:`~HistogramReleaser._release` and
 register the class through :func:`register_histogram_releasers`. Guarantees are stated for
@@ -24,12 +25,12 @@ import numpy.typing as npt
 from dpplug.data import integer_scalar
 from dpplug.errors import BadData, BadParameter
 from dpplug.guarantee import LossBound, Relation
-from dpplug.histograms import CompactHistogram
 from dpplug.hookspecs import Register, hookspec
 from dpplug.kind import CentralPlan, DataForm, Kind, LabelDistance, PipelineRole
+from dpplug.kinds.histogram_releaser.outputs import CompactHistogram
+from dpplug.kinds.histogram_releaser.release_law import Law, release_law
 from dpplug.mechanism import Mechanism
 from dpplug.randomness import RandomSource, default_source
-from dpplug.release_law import Law, release_law
 from dpplug.universe import INTEGER_TYPES as _INTEGER_TYPES
 from dpplug.universe import Universe
 
@@ -59,8 +60,8 @@ class HistogramReleaser(Mechanism):
 
     - ``universe`` (a :class:`~dpplug.universe.Universe`) and ``n`` (instance attributes), and
       the :class:`Mechanism` declarations;
-    - :meth:`_release` (true counts, source) → a :class:`~dpplug.histograms.DenseHistogram`,
-      :class:`~dpplug.histograms.SparseHistogram` or :class:`~dpplug.histograms.CompactHistogram`;
+    - :meth:`_release` (true counts, source) → a :class:`~dpplug.DenseHistogram`,
+      :class:`~dpplug.SparseHistogram` or :class:`~dpplug.CompactHistogram`;
     - optionally ``program(counts)`` (a sampling program, :mod:`dpplug.program`) or a
       ``sampler`` attribute through which all of its randomness flows, so that
       :meth:`release_law` can enumerate its exact law on tiny cases;
@@ -83,8 +84,8 @@ class HistogramReleaser(Mechanism):
 
     def release_law(self, data: Mapping[Any, int]) -> Law:
         """The exact law of :meth:`release` on *data*, for tiny cases (see
-        :mod:`dpplug.release_law`; :class:`~dpplug.errors.NotSupported` when it cannot be
-        enumerated)."""
+        :mod:`dpplug.kinds.histogram_releaser.release_law`; :class:`~dpplug.errors.NotSupported`
+        when it cannot be enumerated)."""
         self.true_counts(data)
         return release_law(self, data)
 

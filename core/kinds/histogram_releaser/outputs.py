@@ -28,12 +28,12 @@ import numpy.typing as npt
 from dpplug.errors import BadData, DpplugError, UnknownMechanism
 from dpplug.exact import smallest_at_least
 from dpplug.guarantee import Accuracy, Guarantee
-from dpplug.limb_evaluation import LimbEvaluator
+from dpplug.kinds.histogram_releaser.limb_evaluation import LimbEvaluator
 from dpplug.params import params_from_text
 from dpplug.universe import Universe
 
 if TYPE_CHECKING:
-    from dpplug.kinds.sampler import CountingQuerySampler
+    from dpplug.kinds.sampler.base import CountingQuerySampler
     from dpplug.plugin_registry import Registry
 
 
@@ -175,7 +175,8 @@ class CompactHistogram:
 
     @cached_property
     def _evaluator(self) -> LimbEvaluator:
-        """The coefficients' limbs for :meth:`count`, built once (:mod:`dpplug.limb_evaluation`)."""
+        """The coefficients' limbs for :meth:`count`, built once
+        (:mod:`dpplug.kinds.histogram_releaser.limb_evaluation`)."""
         return LimbEvaluator(self.coefficients, self.modulus)
 
     @cached_property
@@ -187,9 +188,10 @@ class CompactHistogram:
 
         p(x) by rectangular splitting of Horner's rule (Brent & Zimmermann, *Modern Computer
         Arithmetic*, §4.4.3) with exact double-precision products of short limbs
-        (:class:`~dpplug.limb_evaluation.LimbEvaluator`): the coefficients' limbs are stored once,
-        contiguously, and one evaluation is one BLAS pass over them, about 2√n multiplications
-        mod P in Python and one reduction (docs/mechanisms.md#compact-histogram).
+        (:class:`~dpplug.kinds.histogram_releaser.limb_evaluation.LimbEvaluator`): the coefficients'
+        limbs are stored once, contiguously, and one evaluation is one BLAS pass over them, about
+        2√n multiplications mod P in Python and one reduction
+        (docs/mechanisms.md#compact-histogram).
         """
         return self._law.value(self._evaluator(self.universe.index(label)) + 1)
 

@@ -22,7 +22,7 @@ answers through.
 - **Answers** (:class:`QueryAnswers`): what :meth:`dpplug.QueryReleaser.start` returns. An
   interactive release is a :class:`QuerySession` (it holds the data, answers at most k queries
   and never exposes what it holds); a non-interactive one (a
-  :class:`~dpplug.projections.SparseProjection`) answers from what it released. Both offer
+  :class:`~dpplug.SparseProjection`) answers from what it released. Both offer
   ``answer(query)`` and ``answers(queries)``, exact ``Fraction`` s in [0, 1], with the
   guarantee and the accuracy of the release.
 

@@ -43,8 +43,8 @@ import numpy as np
 import numpy.typing as npt
 
 from dpplug.errors import BadData, DpplugError
+from dpplug.kinds.query_releaser.queries import Declaration, QueryAnswers, clamp
 from dpplug.params import param_text, params_from_text
-from dpplug.queries import Declaration, QueryAnswers, clamp
 from dpplug.randomness import RandomSource
 
 if TYPE_CHECKING:
@@ -272,7 +272,7 @@ class SparseProjection(QueryAnswers):
         rebuilt from its name and parameters through *registry* (the default registry when
         ``None``), its guarantee and accuracy are recomputed, and the shape, every coefficient
         and every sum are checked against it; anything else raises :class:`BadData`."""
-        from dpplug.kinds.query_releaser import QueryReleaser
+        from dpplug.kinds.query_releaser.base import QueryReleaser
         from dpplug.plugin_registry import registry as default_registry
 
         try:

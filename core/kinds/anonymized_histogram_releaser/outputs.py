@@ -183,7 +183,7 @@ class AnonymizedHistogram:
         """The histogram :meth:`to_bytes` wrote, from untrusted bytes: every field is checked
         (:class:`BadData` saying what is wrong) and the mechanism is rebuilt through *registry*
         (the default registry when ``None``) to recompute the guarantee and the accuracy."""
-        from dpplug.kinds.anonymized_histogram_releaser import AnonymizedHistogramReleaser
+        from dpplug.kinds.anonymized_histogram_releaser.base import AnonymizedHistogramReleaser
         from dpplug.plugin_registry import registry as default_registry
 
         try:

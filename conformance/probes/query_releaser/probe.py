@@ -91,11 +91,11 @@ from dpplug.conformance.sparse_vector_session import (
 from dpplug.enclosed_law import EnclosedLaw
 from dpplug.errors import BadParameter, DpplugError, NotSupported
 from dpplug.kinds import QueryReleaser
+from dpplug.kinds.query_releaser.polynomial_law import PolynomialLaw
+from dpplug.kinds.query_releaser.queries import QueryAnswers, SparseQuery, sparse_query
+from dpplug.kinds.query_releaser.sparse_vector import SparseVectorRounds
 from dpplug.pmf import Pmf
-from dpplug.polynomial_law import PolynomialLaw
-from dpplug.queries import QueryAnswers, SparseQuery, sparse_query
 from dpplug.randomness import RandomSource, SeededSource
-from dpplug.sparse_vector import SparseVectorRounds
 from dpplug.universe import Universe
 
 #: Labels the probe uses (the universe's first, or these when no universe is declared).

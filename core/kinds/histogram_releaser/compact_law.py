@@ -10,8 +10,8 @@ noisy counts too), for every combination of noisy counts of the nonempty bins A:
    sampler's law is exactly verified by its own conformance run);
 2. for each x ∈ A in order, a draw U(k) with k = |S_{c̃_x}|, the number of field elements the
    released histogram decodes to c̃_x (S_v = (T(v−1), T(v)] of the decoder,
-   :class:`~dpplug.histograms.EmptyBinLaw`), and p(x) = first(S_{c̃_x}) + u − 2 at the scripted
-   u = 1, ⌈k/2⌉ and k, each decoding to c̃_x: u_x covers exactly S_{c̃_x};
+   :class:`~dpplug.kinds.histogram_releaser.outputs.EmptyBinLaw`), and p(x) = first(S_{c̃_x}) + u −
+   2 at the scripted u = 1, ⌈k/2⌉ and k, each decoding to c̃_x: u_x covers exactly S_{c̃_x};
 3. then n + 1 − |A| draws U(P) (the whole field) and p(z_j) = (draw − 1) at the smallest labels
    z_j outside A, at the scripted values 1, ⌈P/2⌉ and P;
 4. the released polynomial has n + 1 coefficients mod P and the scripted release's ``count``
@@ -43,11 +43,11 @@ from typing import TYPE_CHECKING, Any
 from gmpy2 import mpq
 
 from dpplug.errors import NotSupported
-from dpplug.histograms import CompactHistogram, EmptyBinLaw
+from dpplug.kinds.histogram_releaser.outputs import CompactHistogram, EmptyBinLaw
 from dpplug.randomness import RandomSource
 
 if TYPE_CHECKING:
-    from dpplug.kinds.histogram_releaser import HistogramReleaser
+    from dpplug.kinds.histogram_releaser.base import HistogramReleaser
 
 #: The decoded law is over the universe's first this many labels (the exact check's datasets').
 LABELS = 3
@@ -127,7 +127,10 @@ def _evaluate(coefficients: tuple[int, ...], x: int, modulus: int) -> int:
 
 def component_problems(releaser: HistogramReleaser, data: Mapping[Any, int]) -> list[str]:
     """Components 1–4 of the module docstring on *data*, by replay: what is wrong, in words."""
-    from dpplug.release_law import NeedNoise, ScriptedSampler  # (release_law imports this)
+    from dpplug.kinds.histogram_releaser.release_law import (  # (release_law imports this)
+        NeedNoise,
+        ScriptedSampler,
+    )
 
     counts = releaser.true_counts(data)
     indices, true = [int(i) for i in counts.indices], [int(c) for c in counts.counts]

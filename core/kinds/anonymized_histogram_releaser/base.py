@@ -1,6 +1,6 @@
 """The anonymized-histogram-releaser kind (Suresh, "Differentially private anonymized
 histograms", NeurIPS 2019): a private release of the multiset of a dataset's positive counts,
-without labels, as an :class:`~dpplug.anonymized.AnonymizedHistogram`.
+without labels, as an :class:`~dpplug.AnonymizedHistogram`.
 
 The data is rows (an iterable of hashable labels), a mapping label → count, or the compact form,
 prevalences {r: φ_r} (:meth:`AnonymizedHistogramReleaser.release_prevalences`; O(√n) pairs for
@@ -26,12 +26,12 @@ from enum import StrEnum
 from fractions import Fraction
 from typing import Any, ClassVar
 
-from dpplug.anonymized import MAX_ITEMS, AnonymizedHistogram
 from dpplug.data import integer_scalar
 from dpplug.errors import BadData
 from dpplug.guarantee import Accuracy, LossBound, Relation
 from dpplug.hookspecs import Register, hookspec
 from dpplug.kind import CentralPlan, DataForm, Kind, LabelDistance, PipelineRole
+from dpplug.kinds.anonymized_histogram_releaser.outputs import MAX_ITEMS, AnonymizedHistogram
 from dpplug.mechanism import Mechanism
 from dpplug.params import param_text
 from dpplug.randomness import RandomSource, default_source
@@ -54,7 +54,7 @@ class AccuracyScope(StrEnum):
 @dataclass(frozen=True)
 class Prevalences:
     """A validated anonymized histogram: (r, φ_r) pairs with r strictly increasing and φ_r ≥ 1,
-    at most :data:`~dpplug.anonymized.MAX_ITEMS` items in all."""
+    at most :data:`~dpplug.kinds.anonymized_histogram_releaser.outputs.MAX_ITEMS` items in all."""
 
     pairs: tuple[tuple[int, int], ...]
 
@@ -95,7 +95,7 @@ class AnonymizedHistogramReleaser(Mechanism):
     - the :class:`Mechanism` declarations, and ``accuracy_scope`` (an :class:`AccuracyScope`:
       what its declared accuracy bounds);
     - :meth:`_release` (validated prevalences, source) → an
-      :class:`~dpplug.anonymized.AnonymizedHistogram` (build it with :meth:`histogram`);
+      :class:`~dpplug.AnonymizedHistogram` (build it with :meth:`histogram`);
     - optionally ``program(prevalences)``, a sampling program (:mod:`dpplug.program`) whose
       draws are :class:`~dpplug.program.Noise` requests and whose output is the release. A
       program making one noise request (the release is a function of one noisy vector) lets the
@@ -239,7 +239,7 @@ class AnonymizedHistogramReleaserKind(Kind):
     def apply(
         self, mechanism: Mechanism, data: Any, source: RandomSource | None = None
     ) -> AnonymizedHistogram:
-        """The :class:`~dpplug.anonymized.AnonymizedHistogram` itself: its prevalences and
+        """The :class:`~dpplug.AnonymizedHistogram` itself: its prevalences and
         total are plain values (``to_dict()``), and its estimators are post-processing."""
         return _releaser(mechanism).release(data, source)
 

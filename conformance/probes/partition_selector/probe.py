@@ -37,9 +37,9 @@ from dpplug.conformance.probes.base import (
 from dpplug.conformance.replay import ImplementationMismatch, implementation_law
 from dpplug.conformance.settings import Settings
 from dpplug.errors import NotSupported
-from dpplug.gaussian_dp import pair_slack
 from dpplug.guarantee import Guarantee, Relation
 from dpplug.kinds import UNBOUNDED_COUNT, PartitionSelector, Selection
+from dpplug.kinds.partition_selector.gaussian_dp import pair_slack
 from dpplug.pmf import Pmf
 from dpplug.randomness import RandomSource, SeededSource
 
@@ -108,10 +108,11 @@ def _neighbours(count: int, linf: int) -> list[tuple[int, int]]:
 def _gaussian_failures(
     selector: PartitionSelector, laws: list[Pmf], keep: list[Any], c: int, linf: int
 ) -> list[str]:
-    """A selector composed in ℓ₂ (:class:`~dpplug.gaussian_dp.GaussianPairs`): it must only keep
-    or drop, every pair of neighbouring positive keep probabilities must be μ-GDP up to the
-    declared slack (checked rigorously), and the declared δ must be at least the composition
-    over the c partitions one unit changes."""
+    """A selector composed in ℓ₂
+    (:class:`~dpplug.kinds.partition_selector.gaussian_dp.GaussianPairs`): it must only keep or
+    drop, every pair of neighbouring positive keep probabilities must be μ-GDP up to the declared
+    slack (checked rigorously), and the declared δ must be at least the composition over the c
+    partitions one unit changes."""
     gaussian = selector.gaussian
     assert gaussian is not None
     if any(z > 1 for law in laws for z in law):

@@ -15,10 +15,12 @@ The law of a release is computed from the releaser's own code by exact enumerati
   that draws from its RandomSource itself (the compact histogram's field values) has no law of
   this kind and is refused.
 
-- **Compact.** A compact histogram releaser (:func:`~dpplug.compact_law.is_compact`) draws a
-  field value per point, too many outcomes to enumerate; its law is the law of the counts it
-  decodes at the first labels, which stands exactly for the release law in the privacy check
-  once its components are certified by replay (:mod:`dpplug.compact_law`, the argument).
+- **Compact.** A compact histogram releaser
+(:func:`~dpplug.kinds.histogram_releaser.compact_law.is_compact`) draws a
+  field value per point, too many outcomes to enumerate; its law is the law of the counts it decodes
+  at the first labels, which stands exactly for the release law in the privacy check once its
+  components are certified by replay (:mod:`dpplug.kinds.histogram_releaser.compact_law`, the
+  argument).
 
 Enumeration is for tiny cases only: a law whose draws have more than :data:`MAX_OUTCOMES`
 outcomes each (the pure sparse histogram's certified order statistics draw 2^b-valued integers
@@ -40,15 +42,15 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import numpy.typing as npt
 
-from dpplug.compact_law import decoded_law, is_compact
 from dpplug.errors import NotSupported
-from dpplug.histograms import DenseHistogram, SparseHistogram
-from dpplug.kinds.sampler import CountingQuerySampler
+from dpplug.kinds.histogram_releaser.compact_law import decoded_law, is_compact
+from dpplug.kinds.histogram_releaser.outputs import DenseHistogram, SparseHistogram
+from dpplug.kinds.sampler.base import CountingQuerySampler
 from dpplug.program import Bits, Draw, Independent, Noise, Program, Uniform, law
 from dpplug.randomness import RandomSource
 
 if TYPE_CHECKING:
-    from dpplug.kinds.histogram_releaser import HistogramReleaser
+    from dpplug.kinds.histogram_releaser.base import HistogramReleaser
 
 #: The most outcomes one enumerated draw may have.
 MAX_OUTCOMES = 1 << 16

@@ -26,7 +26,6 @@ import numpy as np
 import numpy.typing as npt
 from gmpy2 import mpq
 
-from dpplug.compact_law import component_problems, is_compact
 from dpplug.conformance.divergence import WorstCase
 from dpplug.conformance.probes.base import (
     BETAS,
@@ -47,12 +46,17 @@ from dpplug.conformance.probes.base import (
 from dpplug.conformance.settings import Settings
 from dpplug.errors import BadParameter, NotSupported
 from dpplug.guarantee import Accuracy, Relation
-from dpplug.histograms import CompactHistogram, DenseHistogram, SparseHistogram
 from dpplug.kinds import HistogramReleaser
-from dpplug.kinds.histogram_releaser import neighbours
+from dpplug.kinds.histogram_releaser.base import neighbours
+from dpplug.kinds.histogram_releaser.compact_law import component_problems, is_compact
+from dpplug.kinds.histogram_releaser.outputs import (
+    CompactHistogram,
+    DenseHistogram,
+    SparseHistogram,
+)
+from dpplug.kinds.histogram_releaser.release_law import Law, bins
 from dpplug.pmf import Pmf
 from dpplug.randomness import RandomSource, SeededSource
-from dpplug.release_law import Law, bins
 from dpplug.universe import Universe
 
 Rat = Any  # gmpy2.mpq
@@ -108,7 +112,7 @@ def releaser_privacy(releaser: HistogramReleaser) -> ReleaserReport:
 
     The datasets are every count vector over the first :data:`EXACT_LABELS` labels of the
     universe with at most n rows; neighbours are one row apart under the guarantee's relation
-    (:func:`~dpplug.kinds.histogram_releaser.neighbours`). Their exact release laws
+    (:func:`~dpplug.kinds.histogram_releaser.base.neighbours`). Their exact release laws
     (NotSupported where they cannot be enumerated) are compared pair by pair, in both
     directions, and each must sum to exactly 1.
     """
@@ -206,10 +210,10 @@ class ReleaserProbe(Probe):
     @property
     def law_inputs(self) -> tuple[int, ...]:
         """The middle dataset only. A release law is computed from the releaser's own code
-        (:mod:`dpplug.release_law`, compared on every small dataset by exact-privacy), so the
-        sampling law checks what is left, that real draws follow the laws the enumeration
-        gives the same code's draws; the middle dataset (both watched bins nonempty, the other
-        labels empty) takes every kind of draw, and each release costs a call."""
+        (:mod:`dpplug.kinds.histogram_releaser.release_law`, compared on every small dataset by
+        exact-privacy), so the sampling law checks what is left, that real draws follow the laws the
+        enumeration gives the same code's draws; the middle dataset (both watched bins nonempty, the
+        other labels empty) takes every kind of draw, and each release costs a call."""
         return (self._middle,)
 
     @property
@@ -259,8 +263,9 @@ class ReleaserProbe(Probe):
 
     def implementation_check(self, settings: Settings) -> PrivacyCheck:
         """For a compact histogram releaser, the components its law rests on, replayed on every
-        small dataset (:func:`~dpplug.compact_law.component_problems`); nothing otherwise (the
-        other routes of :func:`~dpplug.release_law.release_law` run the code itself)."""
+        small dataset (:func:`~dpplug.kinds.histogram_releaser.compact_law.component_problems`);
+        nothing otherwise (the other routes of
+        :func:`~dpplug.kinds.histogram_releaser.release_law.release_law` run the code itself)."""
         if not is_compact(self.releaser):
             return PrivacyCheck((), "")
         datasets = small_datasets(self.releaser)

@@ -3,17 +3,17 @@ Queries", RANDOM 2013): answers to k linear queries, each m-sparse, about a data
 labelled rows, with accuracy and running time that do not depend on the size of the universe
 (which may be undeclared: every byte string, say).
 
-Plugins subclass :class:`QueryReleaser`, implement :meth:`~QueryReleaser._start` and register
-the class through :func:`register_query_releasers`. Every mechanism answers through one
-interface (:class:`~dpplug.queries.QueryAnswers`): ``start(rows)`` returns an object with
-``answer(query)``, an interactive :class:`~dpplug.queries.QuerySession` or a non-interactive
-release such as a :class:`~dpplug.projections.SparseProjection`. Queries, data and the workload
-are defined in :mod:`dpplug.queries`. Guarantees are stated for adding or removing one row
+Plugins subclass :class:`QueryReleaser`, implement :meth:`~QueryReleaser._start` and register the
+class through :func:`register_query_releasers`. Every mechanism answers through one interface
+(:class:`~dpplug.QueryAnswers`): ``start(rows)`` returns an object with ``answer(query)``, an
+interactive :class:`~dpplug.QuerySession` or a non-interactive release such as a
+:class:`~dpplug.SparseProjection`. Queries, data and the workload are defined in
+:mod:`dpplug.kinds.query_releaser.queries`. Guarantees are stated for adding or removing one row
 (Blum & Roth's Def. 2.5) with n public: n bounds the rows, and larger data is refused before
-anything is drawn. In OpenDP an interactive releaser is a measurement whose release is a
-Queryable and a non-interactive one an ordinary measurement on label vectors or counts; in
-PipelineDP a non-interactive releaser is released centrally from the label counts.
-``docs/kinds.md`` is the reference.
+anything is drawn. In OpenDP an interactive releaser is a measurement whose release is a Queryable
+and a non-interactive one an ordinary measurement on label vectors or counts; in PipelineDP a
+non-interactive releaser is released centrally from the label counts. ``docs/kinds.md`` is the
+reference.
 """
 
 from __future__ import annotations
@@ -21,16 +21,22 @@ from __future__ import annotations
 from abc import abstractmethod
 from typing import Any, ClassVar
 
-from dpplug.coordinate_noise import CoordinateNoise
 from dpplug.errors import BadParameter, NotSupported
 from dpplug.guarantee import LossBound, Relation
 from dpplug.hookspecs import Register, hookspec
 from dpplug.kind import CentralPlan, DataForm, Kind, LabelDistance, PipelineRole
+from dpplug.kinds.query_releaser.coordinate_noise import CoordinateNoise
+from dpplug.kinds.query_releaser.polynomial_law import PolynomialLaw
+from dpplug.kinds.query_releaser.queries import (
+    Declaration,
+    LabelCounts,
+    QueryAnswers,
+    Workload,
+    label_counts,
+)
+from dpplug.kinds.query_releaser.sparse_vector import SparseVectorRounds
 from dpplug.mechanism import Mechanism
-from dpplug.polynomial_law import PolynomialLaw
-from dpplug.queries import Declaration, LabelCounts, QueryAnswers, Workload, label_counts
 from dpplug.randomness import RandomSource, default_source
-from dpplug.sparse_vector import SparseVectorRounds
 from dpplug.universe import Universe
 
 
@@ -45,11 +51,11 @@ class QueryReleaser(Mechanism):
 
     - ``n`` (the public bound on rows), ``universe`` (a :class:`~dpplug.universe.Universe`, or
       ``None`` for Blum & Roth's undeclared universe) and ``workload`` (a
-      :class:`~dpplug.queries.Workload`: k, m and the grid W the guarantee and accuracy cover),
+      :class:`~dpplug.Workload`: k, m and the grid W the guarantee and accuracy cover),
       as instance attributes, and the :class:`Mechanism` declarations, with accuracy in grid
       units (an answer within a/(n·W) of the truth);
     - ``beta``, the failure probability of the accuracy each release carries;
-    - :meth:`_start` (validated label counts, source) → a :class:`~dpplug.queries.QueryAnswers`
+    - :meth:`_start` (validated label counts, source) → a :class:`~dpplug.QueryAnswers`
       carrying :meth:`declaration`;
     - ``interactive = False`` for a release that answers from what it released alone, with a
       :meth:`central_plan` if PipelineDP should run it.
@@ -87,7 +93,7 @@ class QueryReleaser(Mechanism):
         return found
 
     def label_counts(self, data: object) -> LabelCounts:
-        """*data* validated (:func:`dpplug.queries.label_counts`)."""
+        """*data* validated (:func:`dpplug.kinds.query_releaser.queries.label_counts`)."""
         return label_counts(data, self.n, self.universe, self.name)
 
     @abstractmethod
@@ -113,22 +119,23 @@ class QueryReleaser(Mechanism):
 
     def sparse_vector(self) -> SparseVectorRounds:
         """Optional, for a session whose answers come in rounds of a two-sided sparse-vector test
-        each ended by one noisy answer (:class:`~dpplug.sparse_vector.SparseVectorRounds`: the
-        threshold, the three noise scales, the most rounds and the public hypothesis after the
-        released updates). The conformance suite then proves the guarantee from that structure:
-        each round's and each answer's exact loss, composed over the rounds
-        (docs/conformance.md#sparse-vector-sessions), and tests the session's draws against the
-        structure's exact laws (in the first two rounds: an answer, and when a repeated query
-        ends the round). Not declared by default (``NotSupported``)."""
+        each ended by one noisy answer
+        (:class:`~dpplug.kinds.query_releaser.sparse_vector.SparseVectorRounds`: the threshold, the
+        three noise scales, the most rounds and the public hypothesis after the released updates).
+        The conformance suite then proves the guarantee from that structure: each round's and each
+        answer's exact loss, composed over the rounds (docs/conformance.md#sparse-vector-sessions),
+        and tests the session's draws against the structure's exact laws (in the first two rounds:
+        an answer, and when a repeated query ends the round). Not declared by default
+        (``NotSupported``)."""
         raise NotSupported(f"{self.name} does not declare a sparse-vector structure")
 
     def coordinate_noise(self) -> CoordinateNoise:
         """Optional, for a non-interactive release whose private part is T integer coordinates,
-        each a value that one row added or removed moves by at most 1 plus its own independent
-        noise (a random projection's column sums): that noise
-        (:class:`~dpplug.coordinate_noise.CoordinateNoise`). The conformance suite then decides
-        the guarantee exactly, as the divergence of the T coordinates all moved by one
-        (docs/conformance.md#projected-coordinates), and tests the noise that
+        each a value that one row added or removed moves by at most 1 plus its own independent noise
+        (a random projection's column sums): that noise
+        (:class:`~dpplug.kinds.query_releaser.coordinate_noise.CoordinateNoise`). The conformance
+        suite then decides the guarantee exactly, as the divergence of the T coordinates all moved
+        by one (docs/conformance.md#projected-coordinates), and tests the noise that
         :meth:`release_noise` reports against the declared law. Not declared by default
         (``NotSupported``)."""
         raise NotSupported(f"{self.name} does not declare the noise of its coordinates")

@@ -22,11 +22,11 @@ import numpy.typing as npt
 from dpplug.data import integer_array, integer_scalar
 from dpplug.errors import BadData, PluginFault
 from dpplug.exact import smallest_at_least
-from dpplug.gaussian_dp import GaussianPairs
 from dpplug.guarantee import Guarantee, LossBound, Relation
 from dpplug.hookspecs import Register, hookspec
 from dpplug.kind import DataForm, Kind, LabelDistance, PipelineRole, ReleaseForm
-from dpplug.kinds.sampler import UNBOUNDED_COUNT
+from dpplug.kinds.partition_selector.gaussian_dp import GaussianPairs
+from dpplug.kinds.sampler.base import UNBOUNDED_COUNT
 from dpplug.mechanism import Mechanism
 from dpplug.pmf import Pmf
 from dpplug.randomness import RandomSource, default_source
@@ -68,8 +68,8 @@ class PartitionSelector(Mechanism):
     saturation: int
     #: For keep-only selectors whose guarantee is proven for all changed partitions together
     #: (Gaussian thresholding, Gopi et al.): their keep probabilities' Gaussian DP
-    #: (:class:`~dpplug.gaussian_dp.GaussianPairs`), composed in ℓ₂; None when the guarantee is
-    #: the composition of :attr:`per_partition`.
+    #: (:class:`~dpplug.kinds.partition_selector.gaussian_dp.GaussianPairs`), composed in ℓ₂; None
+    #: when the guarantee is the composition of :attr:`per_partition`.
     gaussian: GaussianPairs | None = None
     #: True for thresholding selectors, whose :class:`Selection` carries noisy counts: what
     #: frameworks release is then {label: noisy count}, not the kept labels.
@@ -181,8 +181,9 @@ class PartitionSelectorKind(Kind):
 
         Selectors with :attr:`PartitionSelector.gaussian` compose in ℓ₂ instead, at their declared
         ε: the units moved have Σ(moved)² ≤ min(l₀·l∞², l∞·l₁), and a partition kept with
-        probability 0 before is kept with probability at most π(z + l∞ − 1) after, z the first
-        unit count with π(z) > 0 (:meth:`~dpplug.gaussian_dp.GaussianPairs.delta`)."""
+        probability 0 before is kept with probability at most π(z + l∞ − 1) after, z the first unit
+        count with π(z) > 0
+        (:meth:`~dpplug.kinds.partition_selector.gaussian_dp.GaussianPairs.delta`)."""
         if not isinstance(distance, LabelDistance):
             raise TypeError(f"a selector's distance is a LabelDistance, got {distance!r}")
         selector = _selector(mechanism)
