@@ -19,12 +19,14 @@ from typing import Any
 from gmpy2 import mpq
 from scipy.stats import binom
 
+from dpplug.conformance.coverage import Status, cell
 from dpplug.conformance.power import detectable_factor, trials_for
 from dpplug.conformance.probes import exhaustive, generated_probes, probes
 from dpplug.conformance.probes.base import ExactClaim, Probe, SampledClaim
 from dpplug.conformance.results import ContractResult, Outcome
 from dpplug.conformance.settings import Settings
 from dpplug.plugin_registry import Entry
+from dpplug.surfaces import Dimension
 
 NAME = "accuracy"
 
@@ -80,6 +82,7 @@ def check(entry: Entry, settings: Settings) -> ContractResult:
             f"failure rate of {weakest:.2g}·β with probability ≥ 1/2"
         )
     power = f"{weakest:.2g}β" if sampled else "any"
+    status = Status.SAMPLED if sampled else Status.EXACT
     return ContractResult(
         NAME,
         Outcome.PASSED,
@@ -87,6 +90,7 @@ def check(entry: Entry, settings: Settings) -> ContractResult:
         data=plot,
         power=power,
         weakness=weakest if sampled else 0.0,
+        cells=(cell("accuracy", Dimension.NUMBERS, status, "; ".join(parts)),),
     )
 
 

@@ -21,12 +21,14 @@ import numpy as np
 import numpy.typing as npt
 from scipy.stats import beta as beta_distribution
 
+from dpplug.conformance.coverage import Status, cell
 from dpplug.conformance.probes import probes
 from dpplug.conformance.probes.base import Probe
 from dpplug.conformance.results import ContractResult, Outcome
 from dpplug.conformance.settings import Settings
 from dpplug.plugin_registry import Entry
 from dpplug.randomness import SeededSource
+from dpplug.surfaces import Dimension
 
 NAME = "audit"
 #: An event must be seen at least this often in the selection batch to be worth testing.
@@ -142,4 +144,12 @@ def check(entry: Entry, settings: Settings) -> ContractResult:
         data={"epsilon_lower_bound": max(worst[0], 0.0), "cases": cases},
         power=f"Δε {sharpest:.2g}" if math.isfinite(sharpest) else "none",
         weakness=sharpest,
+        cells=(
+            cell(
+                "guarantee",
+                Dimension.RELATIONS,
+                Status.SAMPLED,
+                "a black-box lower bound on ε from real draws at neighbouring inputs",
+            ),
+        ),
     )

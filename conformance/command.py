@@ -73,6 +73,13 @@ def add_command(commands: Any) -> None:
         action="store_true",
         help="list plugins that failed to load without failing the run",
     )
+    conform.add_argument(
+        "--require",
+        choices=_REQUIRABLE,
+        metavar="LEVEL",
+        help="fail the run unless every plugin reaches LEVEL (declared, audited or "
+        '"exactly verified")',
+    )
 
 
 def run(args: argparse.Namespace, out: Console) -> int:
@@ -114,18 +121,36 @@ def run(args: argparse.Namespace, out: Console) -> int:
     else:
         _summary(out, everything, time.monotonic() - start)
     failed = any(r.failed for r in results) or (broken and not args.allow_broken)
-    return 1 if failed else 0
+    short = _below(results, args.require)
+    if short and not args.json:
+        out.print(f"below the required level {args.require}: " + ", ".join(short), highlight=False)
+    return 1 if failed or short else 0
+
+
+#: The levels ``--require`` takes, weakest first.
+_REQUIRABLE = ("declared", "audited", "exactly verified")
+
+
+def _below(results: list[PluginResult], required: str | None) -> list[str]:
+    """The plugins of *results* below the *required* level (none when nothing is required)."""
+    if required is None:
+        return []
+    rank = {level: i for i, level in enumerate(_REQUIRABLE)}
+    return [r.name for r in results if rank.get(r.level.value, -1) < rank[required]]
 
 
 _MARKS = {"passed": "[green]✓[/green]", "failed": "[red]✗[/red]", "skipped": "[dim]–[/dim]"}
-_HEADER = f"1 2 3 4 5 6 7  {'level':<16} {'time':>6}  plugin"
+_HEADER = f"1 2 3 4 5 6 7  {'level':<16} {'cells':>5} {'time':>6}  plugin"
 
 
 def _row(result: PluginResult) -> str:
-    """One line per plugin: a mark per contract, its level, its time and its name."""
+    """One line per plugin: a mark per contract, its level, how many of the surface × dimension
+    cells its kind requires were covered, its time and its name."""
     marks = " ".join(_MARKS[r.outcome.value] for r in result.results) or "[red]✗[/red]" + " " * 12
     seconds = f"{result.seconds:5.0f}s"  # 6 characters, as the header's "time"
-    return f"{marks}  {result.level.value:<16} {seconds}  {result.name}"
+    required = len(result.required)
+    cells = f"{required - len(result.uncovered)}/{required}" if required else "–"
+    return f"{marks}  {result.level.value:<16} {cells:>5} {seconds}  {result.name}"
 
 
 def power_legend(results: list[PluginResult]) -> str:
@@ -156,7 +181,14 @@ def _summary(out: Console, results: list[PluginResult], seconds: float) -> None:
             out.print(f"{result.name}: {result.problem}", highlight=False)
         for r in result.results:
             if r.outcome.value != "passed":
-                out.print(f"{result.name} / {r.contract}: {r.outcome.value}: {r.detail}")
+                out.print(
+                    f"{result.name} / {r.contract}: {r.outcome.value}: {r.detail}",
+                    markup=False,
+                    highlight=False,
+                )
+        if result.uncovered and not result.failed:
+            cells = ", ".join(f"{s} × {d.value}" for s, d in result.uncovered)
+            out.print(f"{result.name}: not reached: {cells}", markup=False, highlight=False)
     levels: dict[str, int] = {}
     for result in results:
         levels[result.level.value] = levels.get(result.level.value, 0) + 1

@@ -2,18 +2,28 @@
 bound a ≥ 0 for each β of the exact grid, :data:`~.probes.base.EXACT_BETAS`), parameter schema
 and conformance cases are present and consistent, and each case declares what its kind requires
 (:meth:`dpplug.kind.Kind.declaration_problems`: a sampler's n and d, a releaser's universe and
-bound n on rows, …)."""
+bound n on rows, …).
+
+It also checks the budget dimension (:mod:`.budget`): on every declared case and on one case of
+each group the suite derives from the schema (:func:`~.generated.candidate_groups`: every rung
+of the ε ladder from 1/1000 to 64 and a seeded ε inside each wide gap, every δ, …), whatever its
+size, the declared guarantee is within the ε and δ asked for."""
 
 from __future__ import annotations
 
 from fractions import Fraction
 
+from dpplug.conformance.budget import budget_problem
+from dpplug.conformance.coverage import Cell, Status, cell
+from dpplug.conformance.generated import candidate_groups
 from dpplug.conformance.probes.base import EXACT_BETAS, describe_case, instances
 from dpplug.conformance.results import ContractResult, Outcome
-from dpplug.errors import BadParameter
+from dpplug.conformance.settings import Settings
+from dpplug.errors import BadParameter, DpplugError
 from dpplug.guarantee import Accuracy, Guarantee, Neighbouring
 from dpplug.mechanism import Mechanism
 from dpplug.plugin_registry import Entry
+from dpplug.surfaces import Dimension
 
 NAME = "declaration"
 _BETA = Fraction(1, 20)
@@ -34,7 +44,28 @@ def _accuracy_problems(mechanism: Mechanism) -> list[str]:
     return []
 
 
-def check(entry: Entry, _settings: object) -> ContractResult:
+def _budget(entry: Entry, settings: Settings) -> tuple[list[str], int]:
+    """Budget problems on the declared cases and one accepted case per generated group, and how
+    many cases were compared."""
+    cases = [dict(case) for case in entry.cls.conformance_cases]
+    for group in candidate_groups(entry, settings.seed):
+        for params in group:
+            try:
+                entry.create(**params)
+            except DpplugError:
+                continue
+            cases.append(params)
+            break
+    problems = []
+    for params in cases:
+        problem = budget_problem(entry.create(**params))
+        if problem is not None:
+            problems.append(f"{describe_case(params)}: {problem}")
+            break
+    return problems, len(cases)
+
+
+def check(entry: Entry, settings: Settings) -> ContractResult:
     cls = entry.cls
     problems: list[str] = []
     if not cls.conformance_cases:
@@ -59,6 +90,20 @@ def check(entry: Entry, _settings: object) -> ContractResult:
         shown = shown or f"{guarantee.describe()}; a = {bound.a} at β = 1/20 ({where})"
     if problems:
         return ContractResult(NAME, Outcome.FAILED, "; ".join(problems))
+    over, compared = [], 0
+    cells: tuple[Cell, ...] = (
+        cell(
+            "guarantee",
+            Dimension.BUDGET,
+            Status.CHECKED,
+            f"within the ε and δ asked for on {compared} cases (the ε ladder 1/1000–64)",
+        ),
+    )
     return ContractResult(
-        NAME, Outcome.PASSED, f"{len(cls.conformance_cases)} case(s): {shown}", power="any"
+        NAME,
+        Outcome.PASSED,
+        f"{len(cls.conformance_cases)} case(s): {shown}; the guarantee within the budget asked "
+        f"for on {compared} cases",
+        power="any",
+        cells=cells,
     )

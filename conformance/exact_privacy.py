@@ -25,12 +25,14 @@ from __future__ import annotations
 from collections.abc import Iterator
 from itertools import chain
 
+from dpplug.conformance.coverage import Cell, Status, cell
 from dpplug.conformance.probes import generated_probes, probes
 from dpplug.conformance.probes.base import Probe
 from dpplug.conformance.results import ContractResult, Outcome
 from dpplug.conformance.settings import Settings
 from dpplug.errors import NotSupported
 from dpplug.plugin_registry import Entry
+from dpplug.surfaces import Dimension
 
 NAME = "exact-privacy"
 
@@ -43,7 +45,7 @@ def _generated(entry: Entry, settings: Settings) -> Iterator[Probe]:
 def check(entry: Entry, settings: Settings) -> ContractResult:
     declared = list(probes(entry))
     shown: list[str] = []
-    checked, code_tv = 0, 0.0
+    checked, code_tv, code_seen = 0, 0.0, False
     for probe in chain(declared, _generated(entry, settings)):
         try:
             implementation = probe.implementation_check(settings)
@@ -60,12 +62,29 @@ def check(entry: Entry, settings: Settings) -> ContractResult:
             return ContractResult(NAME, Outcome.FAILED, f"{probe.where}: {result.failures[0]}")
         checked += 1
         code_tv = max(code_tv, implementation.code_tv)
+        code_seen = code_seen or (bool(implementation.summary) and implementation.code_tv < 1)
         shown += [text for text in (implementation.summary, result.summary) if text]
     cases = f"{len(declared)} declared and {checked - len(declared)} generated cases"
+    probe = declared[0]
+    cells: list[Cell] = [
+        cell(
+            probe.law_surface,
+            Dimension.RELATIONS,
+            Status.EXACT,
+            f"every neighbouring pair of small inputs on {cases}",
+        )
+    ]
+    for surface in probe.call_surfaces:
+        cells.append(
+            cell(surface, Dimension.LAW, Status.EXACT, "the code replayed against the law")
+            if code_seen
+            else cell(surface, Dimension.LAW, Status.INFEASIBLE, "the code is not replayed")
+        )
     return ContractResult(
         NAME,
         Outcome.PASSED,
         f"{cases}: " + "; ".join(dict.fromkeys(shown)) + " (every pair)",
         power=f"any (code: TV {code_tv:.2g})" if code_tv else "any",
         weakness=code_tv,
+        cells=tuple(cells),
     )

@@ -37,6 +37,7 @@ from typing import Any
 
 import numpy as np
 
+from dpplug.conformance.coverage import Status, cell
 from dpplug.conformance.probes import generated_probes, probes
 from dpplug.conformance.probes.base import Call, Probe
 from dpplug.conformance.reproduction import Row, second_process, seeded_row
@@ -45,6 +46,7 @@ from dpplug.conformance.settings import Settings
 from dpplug.errors import NotSupported
 from dpplug.plugin_registry import Entry
 from dpplug.randomness import SeededSource
+from dpplug.surfaces import Dimension
 
 NAME = "hygiene"
 #: Outputs over which drawn bits are compared with the released entropy.
@@ -183,6 +185,10 @@ def check(entry: Entry, settings: Settings) -> ContractResult:
         if second.unavailable
         else ", in a second process with another hash seed and on a used instance"
     )
+    surfaces = declared[0].call_surfaces
+    history = "the same outputs on an instance with another history" + (
+        "" if second.unavailable else " and in a second process"
+    )
     return ContractResult(
         NAME,
         Outcome.PASSED,
@@ -190,4 +196,5 @@ def check(entry: Entry, settings: Settings) -> ContractResult:
         f"RandomSource{elsewhere}, which supplies at least the entropy released; the caller's "
         "data (small and large) and the global generators untouched",
         power="any seen",
+        cells=tuple(cell(s, Dimension.STATE, Status.CHECKED, history) for s in surfaces),
     )

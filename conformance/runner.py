@@ -30,6 +30,7 @@ from dpplug.conformance import (
     hygiene,
     sampling_law,
 )
+from dpplug.conformance.coverage import Key, required_cells
 from dpplug.conformance.results import ContractResult, Outcome, PluginResult
 from dpplug.conformance.settings import Settings
 from dpplug.errors import AccuracyWarning, NotSupported
@@ -89,4 +90,15 @@ def run_plugin(
         tuple(results),
         module=entry.module,
         seconds=time.perf_counter() - start,
+        required=_required(entry),
     )
+
+
+def _required(entry: Entry) -> tuple[Key, ...]:
+    """The cells the plugin's kind requires of its first declared case (none if it has no case
+    that builds: the declaration fails then)."""
+    cases = entry.cls.conformance_cases
+    try:
+        return required_cells(entry.create(**cases[0])) if cases else ()
+    except Exception:  # the declaration contract reports it
+        return ()

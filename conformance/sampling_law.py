@@ -26,6 +26,7 @@ import numpy as np
 import numpy.typing as npt
 from gmpy2 import mpq
 
+from dpplug.conformance.coverage import Status, cell
 from dpplug.conformance.goodness_of_fit import chi_square_gof
 from dpplug.conformance.probes import probes
 from dpplug.conformance.probes.base import Probe
@@ -35,6 +36,7 @@ from dpplug.errors import NotSupported
 from dpplug.plugin_registry import Entry
 from dpplug.pmf import Pmf
 from dpplug.randomness import SeededSource
+from dpplug.surfaces import Dimension
 
 NAME = "sampling-law"
 #: Total-variation distance of the perturbed law used by the power check.
@@ -138,6 +140,7 @@ def check(entry: Entry, settings: Settings) -> ContractResult:
             "no input had a law the power check could "
             "perturb; declare less concentrated conformance cases",
         )
+    surfaces = tests[0][0].call_surfaces
     return ContractResult(
         NAME,
         Outcome.PASSED,
@@ -153,6 +156,10 @@ def check(entry: Entry, settings: Settings) -> ContractResult:
         data=plot,
         power=f"TV {float(PERTURBATION):g}",
         weakness=float(PERTURBATION),
+        cells=tuple(
+            cell(s, Dimension.LAW, Status.SAMPLED, f"χ² of real draws, TV {float(PERTURBATION):g}")
+            for s in surfaces
+        ),
     )
 
 

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 from dpplug.errors import BadParameter, NotSupported
 from dpplug.guarantee import LossBound, Relation
 from dpplug.randomness import RandomSource
+from dpplug.surfaces import MECHANISM_NOT_SURFACES, Surface
 
 if TYPE_CHECKING:
     from dpplug.mechanism import Mechanism
@@ -111,7 +112,11 @@ class Kind(ABC):
     Attributes: ``name`` (the one term used in code, CLI, JSON and docs, e.g. ``"sampler"``),
     ``hookspec`` (the pluggy hookspec function plugins implement), ``base`` (the abstract class
     plugins subclass), ``relations`` (the neighbouring relations a guarantee of this kind may
-    state), ``data_form`` and ``pipeline_role``, and a one-line ``summary``.
+    state), ``data_form`` and ``pipeline_role``, a one-line ``summary``, and the inventory the
+    conformance suite derives its checks from (:mod:`dpplug.surfaces`): ``surfaces``, every
+    public entry point and declared quantity of the kind's mechanisms and of what their calls
+    return, and ``not_surfaces``, the base class's other public attributes with the reason each
+    is not one.
     """
 
     name: str
@@ -121,6 +126,12 @@ class Kind(ABC):
     data_form: DataForm
     pipeline_role: PipelineRole
     summary: str
+    surfaces: tuple[Surface, ...]
+    not_surfaces: Mapping[str, str] = MECHANISM_NOT_SURFACES
+
+    def surfaces_of(self, mechanism: Mechanism) -> tuple[Surface, ...]:
+        """The surfaces *mechanism* has (those that apply to it)."""
+        return tuple(surface for surface in self.surfaces if surface.applies(mechanism))
 
     @property
     def hook(self) -> str:

@@ -18,6 +18,7 @@ from dpplug.params import Param, Schema
 if TYPE_CHECKING:
     from dpplug.kind import Kind
     from dpplug.plugin_registry import Registry
+    from dpplug.structures import ExactStructure
 
 BETA = Param(
     "beta",
@@ -104,9 +105,20 @@ class Mechanism(ABC):
     def _accuracy(self, beta: Any) -> Accuracy:
         """The accuracy at an exact β in (0, 1)."""
 
+    def exact_structure(self) -> ExactStructure | None:
+        """What makes this mechanism's release law computable (:mod:`dpplug.structures`), for
+        the conformance suite's exact checks; ``None`` (the default) when its kind's own
+        declarations suffice (a sampler's pmf, a selector's keep probabilities) or when the
+        release has no computable law (it is then audited on samples only)."""
+        return None
+
     def __repr__(self) -> str:
-        args = ", ".join(f"{k}={v}" for k, v in self.params.items() if v is not None)
-        return f"dpplug.create({self.name!r}, {args})"
+        """``dpplug.create(name, params…)``, made once (releases carry it)."""
+        shown: str | None = self.__dict__.get("_repr")
+        if shown is None:
+            args = ", ".join(f"{k}={v}" for k, v in self.params.items() if v is not None)
+            shown = self.__dict__["_repr"] = f"dpplug.create({self.name!r}, {args})"
+        return shown
 
     def __reduce__(self) -> tuple[Any, ...]:
         """A mechanism pickles as its class (by reference), its registry and its validated

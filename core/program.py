@@ -2,12 +2,16 @@
 
 A *program* is a generator that yields :class:`Draw` requests and receives their outcomes, then
 returns its output. :func:`run` answers each request from a
-:class:`~dpplug.randomness.RandomSource`;
-:func:`law` enumerates every outcome of every request with its exact probability and returns the
-exact law of the output. The releasers sample through :func:`run`; the tests and the conformance
-suite compute the laws of the *same code* through :func:`law` (feasible on tiny universes), so an
-exact check such as "KH′ has the law of KeepHeavy" (Balcer & Vadhan, full version Prop. 6.5)
-tests the implementation, not a re-derivation of it.
+:class:`~dpplug.randomness.RandomSource` (through :meth:`RandomSource.serve
+<dpplug.randomness.RandomSource.serve>`); :func:`law` enumerates every outcome of every request
+with its exact probability and returns the exact law of the output.
+
+A mechanism whose every draw is *served* this way (its programs run by :func:`run`, its noise
+asked by :func:`noise`) declares :class:`~dpplug.structures.ServedDraws`, and :func:`served_law`
+computes the exact law of any of its calls, the real entry point on the real data, by serving
+each draw from the enumeration (feasible on tiny inputs): an exact check such as "KH′ has the
+law of KeepHeavy" (Balcer & Vadhan, full version Prop. 6.5) tests the code that releases, not a
+re-derivation of it.
 """
 
 from __future__ import annotations
@@ -21,13 +25,15 @@ from itertools import product
 from numbers import Integral
 from typing import TYPE_CHECKING, Any, TypeVar
 
+import numpy as np
+import numpy.typing as npt
 from gmpy2 import mpq
 
 from dpplug.errors import NotSupported
 from dpplug.randomness import RandomSource
 
 if TYPE_CHECKING:  # the kinds import the release laws, which import this module
-    from dpplug.kinds.sampler import CountingQuerySampler
+    from dpplug.kinds.sampler.base import CountingQuerySampler
 
 T = TypeVar("T")
 Program = Generator["Draw", Any, T]
@@ -371,9 +377,9 @@ _TRANSCRIPT: ContextVar[list[tuple[Draw, Any]] | None] = ContextVar("transcript"
 
 @contextmanager
 def recording() -> Iterator[list[tuple[Draw, Any]]]:
-    """The (draw, outcome) pairs that every :func:`run` inside the block answers, in order: a
-    release that samples through its program reveals the noise it drew (the sampling-law
-    contract classifies real releases by it, docs/conformance.md)."""
+    """The (draw, outcome) pairs that every :func:`run` and :func:`noise` inside the block
+    answers, in order: a release whose draws are served reveals the noise it drew (the
+    sampling-law contract classifies real releases by it, docs/conformance.md)."""
     transcript: list[tuple[Draw, Any]] = []
     token = _TRANSCRIPT.set(transcript)
     try:
@@ -385,17 +391,22 @@ def recording() -> Iterator[list[tuple[Draw, Any]]]:
 def run(program: Callable[[], Program[T]], source: RandomSource) -> T:
     """The program's output, with every draw answered from *source* (and recorded inside
     :func:`recording`)."""
-    transcript = _TRANSCRIPT.get()
     generator = program()
     try:
         draw = next(generator)
         while True:
-            outcome = draw.sample(source)
-            if transcript is not None:
-                transcript.append((draw, outcome))
-            draw = generator.send(outcome)
+            draw = generator.send(_served(draw, source))
     except StopIteration as stop:
         return stop.value  # type: ignore[no-any-return]
+
+
+def _served(draw: Draw, source: RandomSource) -> Any:
+    """*source*'s outcome of *draw*, recorded inside :func:`recording`."""
+    outcome = source.serve(draw)
+    transcript = _TRANSCRIPT.get()
+    if transcript is not None:
+        transcript.append((draw, outcome))
+    return outcome
 
 
 def law(program: Callable[[], Program[T]], inspect: Inspect | None = None) -> dict[T, Any]:
@@ -411,7 +422,35 @@ def law(program: Callable[[], Program[T]], inspect: Inspect | None = None) -> di
     summed per denominator in integers, so no rational is reduced until the end (the
     denominators of a sampler's law can have thousands of bits).
     """
-    sums: dict[T, dict[int, int]] = {}
+
+    return enumerate_law(program_steps(program), inspect)
+
+
+#: A computation replayed along a path: given the outcomes of its draws so far, (the next draw,
+#: None), or (None, its output) once it is done.
+Step = Callable[[Sequence[Any]], tuple["Draw | None", Any]]
+
+
+def program_steps(program: Callable[[], Program[Any]]) -> Step:
+    """A program replayed along a path (from the start: generators cannot be copied)."""
+
+    def step(prefix: Sequence[Any]) -> tuple[Draw | None, Any]:
+        generator = program()
+        try:
+            draw = next(generator)
+            for outcome in prefix:
+                draw = generator.send(outcome)
+        except StopIteration as stop:
+            return None, stop.value
+        return draw, None
+
+    return step
+
+
+def enumerate_law(step: Step, inspect: Inspect | None = None) -> dict[Any, Any]:
+    """The exact law of the output of a computation replayed by *step* (:data:`Step`), every
+    draw's outcomes enumerated (*inspect* as in :func:`law`)."""
+    sums: dict[Any, dict[int, int]] = {}
     shared: dict[Hashable, Mapping[Any, Any]] = {}
 
     def law_of(draw: Draw) -> Mapping[Any, Any]:
@@ -422,13 +461,9 @@ def law(program: Callable[[], Program[T]], inspect: Inspect | None = None) -> di
         return shared[draw.key]
 
     def explore(prefix: list[Any], numerator: int, denominator: int) -> None:
-        generator = program()
-        try:
-            draw = next(generator)
-            for outcome in prefix:
-                draw = generator.send(outcome)
-        except StopIteration as stop:
-            per_denominator = sums.setdefault(stop.value, {})
+        draw, output = step(prefix)
+        if draw is None:
+            per_denominator = sums.setdefault(output, {})
             per_denominator[denominator] = per_denominator.get(denominator, 0) + numerator
             return
         if inspect is not None:
@@ -446,3 +481,97 @@ def law(program: Callable[[], Program[T]], inspect: Inspect | None = None) -> di
         outcome: sum((mpq(n, d) for d, n in per_denominator.items()), mpq(0))
         for outcome, per_denominator in sums.items()
     }
+
+def noise(
+    sampler: CountingQuerySampler, counts: npt.ArrayLike, source: RandomSource
+) -> npt.NDArray[np.int64]:
+    """The sampler's noisy counts for *counts* (an integer array, same shape), asked as one
+    served :class:`Noise` draw, so that the exact law of the caller can be computed
+    (:func:`served_law`)."""
+    array = np.asarray(counts, dtype=np.int64)
+    outcome = _served(Noise(sampler, array.reshape(-1).tolist()), source)
+    return np.array(outcome, dtype=np.int64).reshape(array.shape)
+
+
+#: Raw draws (``bits``, ``uniform``) of at most this many outcomes are served as :class:`Uniform`
+#: draws when a law is computed by :func:`served_law`; larger ones have no enumerable law.
+MAX_RAW_OUTCOMES = 1 << 16
+
+
+class _NeedOutcome(BaseException):
+    """The served call asked for a draw past its script. (A BaseException, so that no ``except
+    Exception`` in the code under replay hides it.)"""
+
+    def __init__(self, draw: Draw) -> None:
+        super().__init__(draw)
+        self.draw = draw
+
+
+class _Unserved(BaseException):
+    """The served call drew randomness that cannot be served from an enumeration."""
+
+
+class _ServingSource(RandomSource):
+    """Serves each draw the outcome of a script, in order; a draw past the script stops the
+    call (:class:`_NeedOutcome`). Raw draws of few outcomes are served as :class:`Uniform`
+    draws; raw bytes and larger raw draws stop it (:class:`_Unserved`)."""
+
+    def __init__(self, script: list[Any]) -> None:
+        super().__init__()
+        self._script, self._next = script, 0
+
+    def serve(self, draw: Draw) -> Any:
+        self.draws += 1
+        if self._next == len(self._script):
+            raise _NeedOutcome(draw)
+        outcome = self._script[self._next]
+        self._next += 1
+        return outcome
+
+    def random_bytes(self, count: int) -> bytes:
+        raise _Unserved(f"{count} raw random bytes")
+
+    def bits(self, k: int) -> int:
+        if k > MAX_RAW_OUTCOMES.bit_length() - 1:
+            raise _Unserved(f"a raw {k}-bit integer")
+        return int(self.serve(Uniform(1 << k))) - 1 if k else 0
+
+    def uniform(self, d: int) -> int:
+        if int(d) > MAX_RAW_OUTCOMES:
+            raise _Unserved(f"a raw uniform integer in [1, {int(d):,}]")
+        return int(self.serve(Uniform(int(d))))
+
+    def bits_array(self, k: int, size: int) -> npt.NDArray[np.uint64]:
+        return np.array([self.bits(k) for _ in range(size)], dtype=np.uint64)
+
+    def uniform_array(self, d: int, size: int) -> npt.NDArray[np.int64]:
+        return np.array([self.uniform(d) for _ in range(size)], dtype=np.int64)
+
+
+def served_law(call: Callable[[RandomSource], T], inspect: Inspect | None = None) -> dict[T, Any]:
+    """The exact law of ``call(source)``'s output, from the code itself: every draw it asks its
+    source to serve (:meth:`~dpplug.randomness.RandomSource.serve`) is enumerated with its exact
+    probability, the call run once per node of the tree of outcomes (*inspect* as in
+    :func:`law`). NotSupported where a draw has no finite law or the call draws raw randomness
+    of more than :data:`MAX_RAW_OUTCOMES` outcomes."""
+
+    return enumerate_law(served_steps(call), inspect)
+
+
+def served_steps(call: Callable[[RandomSource], Any]) -> Step:
+    """``call(source)`` replayed along a path: run once with the path's outcomes served in
+    order, it stops at the first draw past them (NotSupported for raw randomness that cannot
+    be served, see :func:`served_law`)."""
+
+    def step(prefix: Sequence[Any]) -> tuple[Draw | None, Any]:
+        try:
+            return None, call(_ServingSource(list(prefix)))
+        except _NeedOutcome as need:
+            return need.draw, None
+        except _Unserved as unserved:
+            raise NotSupported(
+                f"the call draws {unserved} outside its served draws, so its exact law cannot "
+                "be enumerated"
+            ) from None
+
+    return step

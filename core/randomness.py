@@ -46,12 +46,16 @@ import os
 import threading
 import weakref
 from abc import ABC, abstractmethod
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import numpy.typing as npt
 from cryptography.hazmat.primitives.ciphers import Cipher, algorithms
 
 from dpplug.errors import BadParameter
+
+if TYPE_CHECKING:  # the draws of programs sample from sources
+    from dpplug.program import Draw
 
 #: The largest d for which :meth:`RandomSource.uniform_array` works on machine integers.
 MAX_ARRAY_RANGE = 1 << 63
@@ -66,6 +70,17 @@ class RandomSource(ABC):
     @abstractmethod
     def random_bytes(self, count: int) -> bytes:
         """Return *count* uniformly random bytes."""
+
+    def serve(self, draw: Draw) -> Any:
+        """An outcome of *draw* (a request of :mod:`dpplug.program`: noisy counts from a
+        sampler, a uniform integer, an outcome of an exact law, …), sampled from this source.
+
+        Mechanisms whose randomness all goes through served draws (programs run by
+        :func:`dpplug.program.run`, noise asked by :func:`dpplug.program.noise`) declare
+        :class:`~dpplug.structures.ServedDraws`: the exact law of any of their calls is then
+        computed by serving every draw from an enumeration of its law instead
+        (:func:`dpplug.program.served_law`), running the code that releases."""
+        return draw.sample(self)
 
     def bits(self, k: int) -> int:
         """A uniform integer in [0, 2^k) (strict time: one draw)."""

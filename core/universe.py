@@ -104,6 +104,8 @@ class Universe(ABC):
 #: The exact types of integers checked in bulk (bool and numpy.bool_ are not integers).
 INTEGER_TYPES = {int, *(np.dtype(code).type for code in "bhilqpBHILQP")}
 _INT64_LOW, _INT64_HIGH = -(1 << 63), (1 << 63) - 1
+#: Fewer labels than this are indexed in Python (numpy's per-call cost dominates there).
+_FEW = 64
 
 
 def _is_integer(value: object) -> bool:
@@ -142,7 +144,7 @@ class IntegerRange(Universe):
     def _bulk(self, labels: Sequence[object]) -> list[int] | None:
         if not set(map(type, labels)) <= INTEGER_TYPES:
             return None
-        if _INT64_LOW <= self.low and self.high <= _INT64_HIGH:
+        if len(labels) > _FEW and _INT64_LOW <= self.low and self.high <= _INT64_HIGH:
             values = np.fromiter(labels, dtype=np.int64, count=len(labels))  # OverflowError: None
             if values.size and (values.min() < self.low or values.max() > self.high):
                 return None

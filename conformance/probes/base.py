@@ -23,6 +23,7 @@ import numpy as np
 import numpy.typing as npt
 from hypothesis import strategies as st
 
+from dpplug.conformance.privacy_check import PrivacyCheck
 from dpplug.conformance.settings import Settings
 from dpplug.guarantee import Guarantee
 from dpplug.mechanism import Mechanism
@@ -55,21 +56,6 @@ def instances(entry: Entry) -> Iterator[tuple[dict[str, Any], Mechanism]]:
 
 def describe_case(params: dict[str, Any]) -> str:
     return ", ".join(f"{k}={v}" for k, v in params.items()) or "no parameters"
-
-
-@dataclass(frozen=True)
-class PrivacyCheck:
-    """The outcome of a probe's exact privacy check: failures in words (empty: passed), a
-    summary of what was compared, and for an implementation check that did not compare every
-    value of the code's draws, ``code_tv``: the smallest total-variation distance between the
-    code's law and the declared one that it sees with probability at least 1/2 (the unexplored
-    mass of a replay cut at a budget, :mod:`..bounded_replay`, which it always sees; or the
-    share of a piece of values checked only at random points, :mod:`..replay`). 0: every value
-    was compared, so any deviation is seen."""
-
-    failures: tuple[str, ...]
-    summary: str
-    code_tv: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -126,6 +112,10 @@ class Probe(ABC):
     #: Whether this kind's exact checks are cheap enough to keep every generated case
     #: (:mod:`..generated`) and to check the exact accuracy claims on them too.
     exhaustive: ClassVar[bool] = False
+    #: The surfaces (:attr:`dpplug.kind.Kind.surfaces`) whose real outputs :meth:`draw` returns,
+    #: and the one whose declared law :meth:`exact_privacy` decides the guarantee from.
+    call_surfaces: ClassVar[tuple[str, ...]]
+    law_surface: ClassVar[str]
 
     @property
     def where(self) -> str:

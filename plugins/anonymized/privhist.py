@@ -95,6 +95,7 @@ from dpplug.plugins.anonymized.prevalence import (
 from dpplug.plugins.anonymized.sampler_choice import BETA_PARAM, SAMPLER_PARAM, geometric_sampler
 from dpplug.program import Noise, Program, run
 from dpplug.randomness import RandomSource
+from dpplug.structures import ServedDraws
 
 SORTED_L1 = Neighbouring(Relation.SORTED_L1)
 #: Bits of the MPFR arithmetic that fixes the public constants M and q.
@@ -164,6 +165,10 @@ class PrivHist(AnonymizedHistogramReleaser):
         bound = ErrorBound(self.total_sampler.accuracy(beta).per_query.a, beta)
         formula = f"the total N = max(n + Z, 0): {self.total_sampler.name}'s a at β for ε₁"
         return Accuracy(bound, bound, formula=formula)
+
+    def exact_structure(self) -> ServedDraws:
+        """Every draw is served (the release runs :meth:`program`)."""
+        return ServedDraws()
 
     def _release(self, prevalences: Prevalences, source: RandomSource) -> AnonymizedHistogram:
         return run(partial(self.program, prevalences), source)

@@ -33,6 +33,7 @@ from dpplug.plugins.anonymized.pava import pava_blocks, round_non_negative
 from dpplug.plugins.anonymized.sampler_choice import BETA_PARAM, SAMPLER_PARAM, geometric_sampler
 from dpplug.program import Noise, Program, run
 from dpplug.randomness import RandomSource
+from dpplug.structures import ServedDraws
 
 #: The longest padded vector a release materialises.
 MAX_LENGTH = 10**7
@@ -107,6 +108,10 @@ class SortedHistogram(AnonymizedHistogramReleaser):
             if value:
                 counts[value] = counts.get(value, 0) + length
         return self.histogram(counts, sum(r * phi for r, phi in counts.items()))
+
+    def exact_structure(self) -> ServedDraws:
+        """Every draw is served (the release runs :meth:`program`)."""
+        return ServedDraws()
 
     def _release(self, prevalences: Prevalences, source: RandomSource) -> AnonymizedHistogram:
         return run(partial(self.program, prevalences), source)

@@ -27,7 +27,9 @@ from dpplug.kinds.histogram_releaser.outputs import DenseHistogram
 from dpplug.params import Schema
 from dpplug.plugins.histograms.error_bounds import dense_split, empty_maximum_quantile
 from dpplug.plugins.histograms.sampler_choice import REPLACE_ONE, build_sampler, releaser_params
+from dpplug.program import noise
 from dpplug.randomness import RandomSource
+from dpplug.structures import ServedDraws
 
 #: The largest universe a dense release materialises (8 bytes per label in the output).
 MAX_DENSE_BINS = 10**8
@@ -88,6 +90,10 @@ class BasicHistogramReleaser(HistogramReleaser):
             formula=f"{self.sampler.name}'s a at β per bin; {how}",
         )
 
+    def exact_structure(self) -> ServedDraws:
+        """Every draw is served (its noise is asked through :func:`dpplug.program.noise`)."""
+        return ServedDraws()
+
     def _release(self, counts: TrueCounts, source: RandomSource) -> DenseHistogram:
         """The sampler runs on :data:`CHUNK` bins at a time, so the memory beyond the output
         (8 bytes per bin) is bounded whatever the universe; the bins are independent, so the
@@ -100,7 +106,7 @@ class BasicHistogramReleaser(HistogramReleaser):
             first, last = np.searchsorted(nonempty, [start, stop])
             true = np.zeros(stop - start, dtype=np.int64)
             true[nonempty[first:last] - start] = counts.counts[first:last]
-            noisy[start:stop] = self.sampler.sample(true, source)
+            noisy[start:stop] = noise(self.sampler, true, source)
         return DenseHistogram(
             self.universe, noisy, self.guarantee, self.accuracy(self.params["beta"]), repr(self)
         )

@@ -61,6 +61,7 @@ from dpplug.errors import BadParameter, PluginFault
 from dpplug.exact import ceil_log2, exp_lower, smallest_error_bound
 from dpplug.guarantee import Accuracy, ErrorBound, Guarantee
 from dpplug.kinds import CountingQuerySampler, HistogramReleaser, TrueCounts
+from dpplug.kinds.histogram_releaser.compact_law import CompactField
 from dpplug.kinds.histogram_releaser.outputs import CompactHistogram, EmptyBinLaw
 from dpplug.params import Schema, param_text
 from dpplug.plugins.histograms.error_bounds import dense_split
@@ -71,6 +72,7 @@ from dpplug.plugins.histograms.sampler_choice import (
     releaser_params,
     require_bounded,
 )
+from dpplug.program import noise
 from dpplug.randomness import RandomSource
 
 #: The empty-bin law's share of ε (the sampler gets the rest, half of it per count).
@@ -188,8 +190,12 @@ class CompactHistogramReleaser(HistogramReleaser):
             ),
         )
 
+    def exact_structure(self) -> CompactField:
+        """Alg. 8.2's components over this field (the compact law's structure)."""
+        return CompactField(self.sampler, self.law)
+
     def _release(self, counts: TrueCounts, source: RandomSource) -> CompactHistogram:
-        noisy = self.sampler.sample(counts.counts, source)
+        noisy = noise(self.sampler, counts.counts, source)
         xs, ys = list(counts.indices), []
         for value in noisy:
             first, width = self.law.interval(int(value))

@@ -88,6 +88,7 @@ from dpplug.plugins.histograms.sampler_choice import (
 )
 from dpplug.program import Categorical, Program, Uniform, run
 from dpplug.randomness import RandomSource
+from dpplug.structures import ServedDraws
 
 #: The largest n: a release draws n + 1 labels and order statistics (seconds per 10^5 rows).
 MAX_N = 1 << 20
@@ -272,6 +273,10 @@ class PureSparseHistogramReleaser(HistogramReleaser):
                 lambda m, k: order(m=m, k=k),
             )
         )
+
+    def exact_structure(self) -> ServedDraws:
+        """Every draw is served (the release runs :meth:`program`)."""
+        return ServedDraws()
 
     def _release(self, counts: TrueCounts, source: RandomSource) -> SparseHistogram:
         released = run(partial(self.program, counts), source)

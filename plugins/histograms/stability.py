@@ -39,7 +39,9 @@ from dpplug.plugins.histograms.sampler_choice import (
     releaser_params,
     require_bounded,
 )
+from dpplug.program import noise
 from dpplug.randomness import RandomSource
+from dpplug.structures import ServedDraws
 
 _DELTA = Param(
     "delta",
@@ -103,8 +105,12 @@ class StabilityHistogramReleaser(HistogramReleaser):
             ),
         )
 
+    def exact_structure(self) -> ServedDraws:
+        """Every draw is served (its noise is asked through :func:`dpplug.program.noise`)."""
+        return ServedDraws()
+
     def _release(self, counts: TrueCounts, source: RandomSource) -> SparseHistogram:
-        noisy = self.sampler.sample(counts.counts, source)
+        noisy = noise(self.sampler, counts.counts, source)
         pairs = zip(counts.indices, noisy, strict=True)
         kept = [(i, int(c)) for i, c in pairs if c > self.threshold]
         return SparseHistogram(

@@ -34,6 +34,7 @@ from dpplug.kinds.query_releaser.queries import (
     SparseQuery,
     clamp,
 )
+from dpplug.kinds.query_releaser.structures import IndependentAnswers
 from dpplug.params import Schema
 from dpplug.plugins.queries.workload import ADD_REMOVE_ROW, releaser_params, set_public
 from dpplug.randomness import RandomSource
@@ -86,6 +87,10 @@ class IndependentLaplace(QueryReleaser):
             "units 1/(nW)); at β/k for all k answers (union bound); at most n·W (answers are "
             "clamped to [0, 1])",
         )
+
+    def exact_structure(self) -> IndependentAnswers:
+        """Independent answers, each clamp(scaled + Y, 0, n·W) with fresh Y."""
+        return IndependentAnswers(self.answer_law)
 
     def answer_law(self, scaled: int) -> PolynomialLaw:
         """clamp(scaled + Y, 0, n·W) with Y discrete Laplace of scale W/ε₀, exactly."""

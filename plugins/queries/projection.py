@@ -50,7 +50,6 @@ from dpplug.guarantee import Accuracy, ErrorBound, Guarantee
 from dpplug.kind import CentralPlan
 from dpplug.kinds import QueryReleaser
 from dpplug.kinds.query_releaser.coordinate_noise import (
-    CoordinateNoise,
     GaussianCoordinates,
     LaplaceCoordinates,
 )
@@ -59,7 +58,8 @@ from dpplug.kinds.query_releaser.projections import (
     ProjectionShape,
     SparseProjection,
 )
-from dpplug.kinds.query_releaser.queries import LabelCounts, QueryAnswers
+from dpplug.kinds.query_releaser.queries import LabelCounts
+from dpplug.kinds.query_releaser.structures import NoisyCoordinates
 from dpplug.params import Param, Schema
 from dpplug.plugins.queries.projection_accuracy import (
     best_rank,
@@ -260,24 +260,13 @@ class SparseProjectionReleaser(QueryReleaser):
         noisy = tuple(s + z for s, z in zip(sums, noise, strict=True))
         return SparseProjection(self.declaration(), projection_hash, noisy)
 
-    def coordinate_noise(self) -> CoordinateNoise:
+    def exact_structure(self) -> NoisyCoordinates:
         """Discrete Laplace of scale 1/ε₁ or discrete Gaussian of variance σ² on each of the T
         column sums, which one row moves by exactly 1 each (entries ±1)."""
         t = self.projection.dimension
         if self.noise == "laplace":
-            return LaplaceCoordinates(self.noise_parameter, t)
-        return GaussianCoordinates(self.noise_parameter, t)
-
-    def release_noise(self, release: QueryAnswers, data: object) -> list[int]:
-        """Y − S: the released sums minus the column sums of *data* under the release's hash."""
-        if not isinstance(release, SparseProjection):
-            raise BadData(f"a {self.name} release is a SparseProjection, got {type(release)}")
-        counts = self.label_counts(data)
-        universe = self.universe
-        assert universe is not None
-        indices = [universe.index(x) for x in counts.labels]
-        sums = release.hash.column_sums(indices, counts.counts)
-        return [y - s for y, s in zip(release.sums, sums, strict=True)]
+            return NoisyCoordinates(LaplaceCoordinates(self.noise_parameter, t))
+        return NoisyCoordinates(GaussianCoordinates(self.noise_parameter, t))
 
     @classmethod
     def central_plan(cls) -> CentralPlan:

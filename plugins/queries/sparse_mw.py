@@ -291,7 +291,7 @@ class SparseMultiplicativeWeights(QueryReleaser):
             "too small for the design",
         )
 
-    def sparse_vector(self) -> SparseVectorRounds:
+    def exact_structure(self) -> SparseVectorRounds:
         """The wrapper's rounds (the module docstring): τ, b_thr = 2W/ε₀, b_q = 4W/ε₀,
         b_ans = W/ε₀, c rounds, and as the hypothesis the rounded answer of an IDC replayed
         through the released updates; so each round and each answer is exactly ε₀-DP."""

@@ -128,8 +128,9 @@ class UncheckedPrevalences(PrivHist):
 
 
 class ReleasesBesideItsProgram(PrivHist):
-    """Declares PrivHist's program but releases the true total: the exact check reads the
-    program, so only holding the code to it finds the leak."""
+    """Runs PrivHist's program but releases the true total beside it: the exact check replays
+    the real release through its served noise requests, not the program, so the total leaks as
+    an infinite likelihood ratio."""
 
     name = "zoo-releases-beside-its-program"
 
@@ -159,7 +160,7 @@ ZOO: dict[type[dpplug.Mechanism], tuple[str, str]] = {
     SharperMovePrivHist: ("exact-privacy", "exceeds e^ε"),
     LeakyBranchPrivHist: ("exact-privacy", "likelihood ratio ∞ for {} and {1}"),
     UncheckedPrevalences: ("bad-input", "release_prevalences("),
-    ReleasesBesideItsProgram: ("exact-privacy", "it does not do what it declares: release()"),
+    ReleasesBesideItsProgram: ("exact-privacy", "likelihood ratio ∞"),
     SortsCallersRows: ("hygiene", "changed the caller's data"),
 }
 

@@ -98,11 +98,11 @@ def test_generated_cases_are_kept_when_cheap_and_taking_the_checks_histograms(
     assert probe.small(FAST) is small
 
 
-def test_the_implementation_check_holds_the_release_to_its_program() -> None:
+def test_the_exact_check_replays_the_real_release_not_a_declaration() -> None:
     probe = AnonymizedProbe(dpplug.create("sorted-histogram", epsilon=1, length=6), {})
     check = probe.implementation_check(FAST)
     assert check.failures == ()
-    assert "release() is its program's output on 8 histograms" in check.summary
+    assert "the real release enumerated through its served draws" in check.summary
 
 
 def test_codes_separate_totals_and_small_shapes() -> None:

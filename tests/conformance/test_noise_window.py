@@ -1,4 +1,4 @@
-"""Windows and couplings of noise transcripts (dpplug.conformance.noise_window) on tiny
+"""Windows and couplings of noise transcripts (dpplug.conformance.structures.noise_window) on tiny
 adaptive programs of discrete-Laplace requests."""
 
 from __future__ import annotations
@@ -9,8 +9,8 @@ from typing import Any
 from gmpy2 import mpq
 
 import dpplug
-from dpplug.conformance.noise_window import Replays, cell_of, coupled_ratio, window_law
-from dpplug.program import Noise, Program, recording, run
+from dpplug.conformance.structures.noise_window import Replays, cell_of, coupled_ratio, window_law
+from dpplug.program import Noise, Program, program_steps, recording, run
 from dpplug.randomness import SeededSource
 
 SAMPLER = dpplug.create("discrete-laplace", epsilon=1)
@@ -33,7 +33,7 @@ def _released(count: int) -> Program[Any]:
 
 
 def _replays(program: Any, count: int) -> Replays:
-    return Replays(partial(program, count), {})
+    return Replays(program_steps(partial(program, count)), {})
 
 
 def test_the_window_law_sums_to_one_and_real_runs_fall_in_its_cells() -> None:

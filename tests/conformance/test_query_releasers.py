@@ -13,13 +13,6 @@ import dpplug
 from dpplug import Registry
 from dpplug.conformance.probes import probes
 from dpplug.conformance.probes.query_releaser.probe import (
-    AT_THRESHOLD,
-    AT_THRESHOLD_LABELS,
-    LATER_ANSWERS,
-    SECOND_ANSWER,
-    SECOND_UPDATE_TIME,
-    SESSION_TOTAL,
-    UPDATE_TIME,
     QueryReleaserProbe,
     probe_labels,
     true_answer,
@@ -28,9 +21,18 @@ from dpplug.conformance.probes.query_releaser.probe import (
 from dpplug.conformance.results import Outcome
 from dpplug.conformance.runner import CONTRACTS, run_contract
 from dpplug.conformance.settings import Settings
-from dpplug.conformance.sparse_vector_session import BUCKETS_PER_SIDE
+from dpplug.conformance.structures.independent_answers import LATER_ANSWERS, SESSION_TOTAL
+from dpplug.conformance.structures.noisy_coordinates import NoisyCoordinatesVerifier
+from dpplug.conformance.structures.sparse_vector_rounds import (
+    AT_THRESHOLD,
+    AT_THRESHOLD_LABELS,
+    BUCKETS_PER_SIDE,
+    SECOND_ANSWER,
+    SECOND_UPDATE_TIME,
+    UPDATE_TIME,
+    SparseVectorVerifier,
+)
 from dpplug.errors import NotSupported
-from dpplug.kinds import QueryReleaser
 from dpplug.kinds.query_releaser.queries import sparse_query
 from dpplug.kinds.query_releaser.sparse_vector import SparseVectorRounds
 from dpplug.plugins.queries import SparseMultiplicativeWeights
@@ -43,7 +45,8 @@ class Undeclared(SparseMultiplicativeWeights):
     """Sparse multiplicative weights without its sparse-vector declaration."""
 
     name = "test-undeclared"
-    sparse_vector = QueryReleaser.sparse_vector  # type: ignore[assignment]
+    def exact_structure(self) -> None:
+        return None
 
 
 def test_every_zoo_releaser_registers() -> None:
@@ -89,9 +92,9 @@ def test_the_workload_is_fixed_sparse_and_on_the_grid() -> None:
 def test_the_probe_draws_answers_in_grid_units_with_exact_laws_only_where_declared() -> None:
     case = SparseMultiplicativeWeights.conformance_cases[0]
     undeclared = QueryReleaserProbe(Undeclared(**case), dict(case))
-    with pytest.raises(NotSupported, match="irrational"):
+    with pytest.raises(NotSupported, match="no exact structure"):
         undeclared.tested_law(0)
-    with pytest.raises(NotSupported, match="irrational"):
+    with pytest.raises(NotSupported, match="no exact structure"):
         undeclared.exact_privacy(FAST)
     entry = dpplug.registry().get("independent-laplace")
     (probe, *_) = list(probes(entry))
@@ -121,7 +124,8 @@ def test_the_probe_draws_answers_in_grid_units_with_exact_laws_only_where_declar
     assert probe.pairs == ((0, 1), (probe.releaser.n // 2, probe.releaser.n // 2 + 1))
     projection = next(iter(probes(dpplug.registry().get("sparse-projection"))))
     assert projection.pairs == ((0, 1),)
-    assert isinstance(projection, QueryReleaserProbe) and projection.declares_coordinate_noise
+    assert isinstance(projection, QueryReleaserProbe)
+    assert isinstance(projection.verifier, NoisyCoordinatesVerifier)
     noise = projection.law_draw(0, 40, dpplug.SeededSource(2))  # 40 of three releases' 16
     assert noise.dtype.kind == "i" and len(noise) == 40
     law, width = projection.tested_law(0)
@@ -133,7 +137,8 @@ def test_a_sparse_vector_session_is_tested_at_its_threshold() -> None:
     """The first answer is the hypothesis or a bucket of the noise; on the dataset whose gap is
     nearest τ, both about half the time, and the update time has the structure's law."""
     (probe, *_) = list(probes(dpplug.registry().get("sparse-multiplicative-weights")))
-    assert isinstance(probe, QueryReleaserProbe) and probe.declares_sparse_vector
+    assert isinstance(probe, QueryReleaserProbe)
+    assert isinstance(probe.verifier, SparseVectorVerifier)
     assert probe.law_inputs == (
         *probe.inputs,
         AT_THRESHOLD,
@@ -142,9 +147,9 @@ def test_a_sparse_vector_session_is_tested_at_its_threshold() -> None:
         SECOND_ANSWER,
         SECOND_UPDATE_TIME,
     )
-    rounds, grid = probe.releaser.sparse_vector(), probe.releaser.workload.grid
+    rounds, grid = probe.releaser.exact_structure(), probe.releaser.workload.grid
     query = sparse_query({probe_labels(probe.releaser)[0]: 1}, probe.releaser.workload, None)
-    gap = probe.threshold_count * grid - rounds.hypothesis(query, ())
+    gap = probe.verifier.threshold_count * grid - rounds.hypothesis(query, ())
     assert abs(gap - rounds.threshold) <= grid
     law, width = probe.tested_law(AT_THRESHOLD)
     assert law.total() == 1 and 0 < width < 2**-100
@@ -172,8 +177,8 @@ class SmallGridDeclared(SparseMultiplicativeWeights):
 
     name = "test-small-grid-declared"
 
-    def sparse_vector(self) -> SparseVectorRounds:
-        return dataclasses.replace(super().sparse_vector(), sensitivity=self.workload.grid // 2)
+    def exact_structure(self) -> SparseVectorRounds:
+        return dataclasses.replace(super().exact_structure(), sensitivity=self.workload.grid // 2)
 
 
 def test_a_structure_on_another_grid_than_the_workload_fails() -> None:

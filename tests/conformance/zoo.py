@@ -407,6 +407,9 @@ class _ShortDraws(RandomSource):
     def random_bytes(self, count: int) -> bytes:
         return self.source.random_bytes(count)
 
+    def serve(self, draw: Any) -> Any:
+        return self.source.serve(draw)
+
 
 class CompactMissesLastElement(CompactHistogramReleaser):
     """Draws u_x from S_c̃ without its last element (U(|S_c̃| − 1)): p(x) still decodes to c̃,

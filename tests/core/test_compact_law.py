@@ -11,7 +11,7 @@ from typing import Any
 from gmpy2 import mpq
 
 import dpplug
-from dpplug.kinds.histogram_releaser.compact_law import component_problems
+from dpplug.conformance.structures.compact_field import component_problems
 from dpplug.kinds.histogram_releaser.release_law import release_law
 
 
@@ -35,4 +35,4 @@ def test_compact_decoded_law_is_the_sampler_on_the_data_and_the_class_sizes_else
         (_, v0), (_, v1), (_, v2) = released
         sizes = [releaser.law.interval(v)[1] for v in (v0, v2)]
         assert p == pmf[v1] * mpq(sizes[0], modulus) * mpq(sizes[1], modulus)
-    assert component_problems(releaser, {1: 2}) == []
+    assert component_problems(releaser, releaser.exact_structure(), {1: 2}) == []

@@ -7,19 +7,17 @@ integer: the released total (capped at 15), then φ₁…φ₄ of the release (e
 whether it has a count above 4, so that the audit's events "= code" are exact small outputs and
 "≥ code" events are about the total first.
 
-Exact privacy (:meth:`AnonymizedProbe.exact_privacy`): every pair of neighbouring histograms of
-at most :data:`EXACT_ITEMS` items is compared by the coupled likelihood ratio of the noise
-transcripts of the mechanism's ``program`` (:mod:`~dpplug.conformance.noise_window`): each
-request's exact ratio over all its outcomes (geometric tails in closed form), multiplied along
-the enumerated histories, the outputs equal at the leaves. For a one-request program (the
-sorted histogram) this is the whole law; for an adaptive one (PrivHist's blocks) the histories
-are a window and the mechanism's docstring proves the rest (each pair replays the program
-along every enumerated history, so only the declared cases are checked).
-
-Before that (:meth:`AnonymizedProbe.implementation_check`), the code is held to its program:
-releases of the chain's histograms must be the program's outputs for the same seeded draws, so
-a plugin cannot pass the exact check on a declared program and release something else.
-Generated cases (:mod:`~dpplug.conformance.generated`) are kept when e^ε is at least
+Exact privacy (:meth:`AnonymizedProbe.exact_privacy`), for a releaser that declares
+:class:`~dpplug.structures.ServedDraws`: every pair of neighbouring histograms of at most
+:data:`EXACT_ITEMS` items is compared by the coupled likelihood ratio of the noise transcripts of
+the real ``release_prevalences``, its served noise requests replayed
+(:mod:`~dpplug.conformance.structures.noise_window`): each request's exact ratio over all its
+outcomes (geometric tails in closed form), multiplied along the enumerated histories, the outputs
+equal at the leaves. For a one-request release (the sorted histogram) this is the whole law; for an
+adaptive one (PrivHist's blocks) the histories are a window and the mechanism's docstring proves the
+rest (each pair replays the release along every enumerated history, so only the declared cases are
+checked). The code checked is the code that releases: there is no separate declaration it could
+depart from. Generated cases (:mod:`~dpplug.conformance.generated`) are kept when e^ε is at least
 :data:`MIN_SMALL_EXP_EPSILON` and the mechanism takes every histogram the checks use.
 
 Sampling law (:meth:`AnonymizedProbe.law`, :meth:`AnonymizedProbe.law_draw`): real releases of
@@ -48,14 +46,7 @@ from gmpy2 import mpq
 from hypothesis import strategies as st
 
 from dpplug.conformance.divergence import exact_text
-from dpplug.conformance.noise_window import (
-    RADIUS,
-    Cell,
-    Replays,
-    cell_of,
-    coupled_ratio,
-    window_law,
-)
+from dpplug.conformance.privacy_check import PrivacyCheck
 from dpplug.conformance.probes.base import (
     BETAS,
     LARGE,
@@ -63,7 +54,6 @@ from dpplug.conformance.probes.base import (
     Call,
     Claim,
     DataSpace,
-    PrivacyCheck,
     Probe,
     SampledClaim,
     large_label_calls,
@@ -71,11 +61,21 @@ from dpplug.conformance.probes.base import (
     strict_time_problems,
 )
 from dpplug.conformance.settings import Settings
+from dpplug.conformance.structures import verifier_for
+from dpplug.conformance.structures.noise_window import (
+    RADIUS,
+    Cell,
+    Replays,
+    cell_of,
+    coupled_ratio,
+    window_law,
+)
+from dpplug.conformance.structures.served_draws import ServedDrawsVerifier
 from dpplug.errors import DpplugError, NotSupported
 from dpplug.kinds import AccuracyScope, AnonymizedHistogramReleaser, Prevalences
 from dpplug.kinds.anonymized_histogram_releaser.outputs import AnonymizedHistogram
 from dpplug.pmf import Pmf
-from dpplug.program import recording, run
+from dpplug.program import recording
 from dpplug.randomness import RandomSource, SeededSource
 
 #: Sorted counts of the probed histograms; consecutive entries are neighbours.
@@ -94,8 +94,6 @@ RELEASES = 16
 HYGIENE_DATA: tuple[tuple[int, ...], ...] = ((), (1,), (3, 1, 1), (5, 2, 2, 1))
 #: Generated cases whose e^ε is below this draw too much noise for the checks' many releases.
 MIN_SMALL_EXP_EPSILON = mpq(5, 4)
-#: Seeds at which the implementation check compares a release with its program's output.
-IMPLEMENTATION_SEEDS = 4
 _CAPS = (15, 7)  # the total, and each of φ₁…φ₄, in the output code
 #: The sampling law's window: the noise transcripts of at least this probability.
 WINDOW = mpq(1, 20_000)
@@ -145,6 +143,9 @@ class AnonymizedProbe(Probe):
     """An anonymized-histogram releaser on the histograms of :data:`CHAIN` (see the module
     docstring)."""
 
+    call_surfaces = ("release",)
+    law_surface = "release"
+
     @property
     def releaser(self) -> AnonymizedHistogramReleaser:
         return cast(AnonymizedHistogramReleaser, self.mechanism)
@@ -191,57 +192,32 @@ class AnonymizedProbe(Probe):
         return True
 
     def implementation_check(self, settings: Settings) -> PrivacyCheck:
-        """The code against its declared ``program``, which the exact check reads: the release
-        of every histogram of :data:`CHAIN` must be the program's output run from the same
-        seeded source (:func:`dpplug.program.run`), at :data:`IMPLEMENTATION_SEEDS` seeds. The
-        noise is unbounded, so the law itself is not replayed; this compares the outputs the
-        code and its declaration give for the same draws. Nothing without a program."""
-        program = getattr(self.releaser, "program", None)
-        if not callable(program):
-            return PrivacyCheck((), "")
-        seeds = range(settings.seed, settings.seed + IMPLEMENTATION_SEEDS)
-        for counts in CHAIN:
-            prevalences = prevalences_of(counts)
-            for seed in seeds:
-                released = self.releaser.release_prevalences(
-                    prevalences.as_dict(), SeededSource(seed)
-                )
-                declared = run(partial(program, prevalences), SeededSource(seed))
-                if not isinstance(released, AnonymizedHistogram) or not isinstance(
-                    declared, AnonymizedHistogram
-                ):
-                    failure = f"release() or its program gave a {type(released).__name__}"
-                    return PrivacyCheck((failure,), "")
-                if _content(released) != _content(declared):
-                    failure = (
-                        f"release() of {_shown(counts)} from seed {seed} gave "
-                        f"{_content(released)}, its program {_content(declared)}"
-                    )
-                    return PrivacyCheck((failure,), "")
-        summary = (
-            f"release() is its program's output on {len(CHAIN)} histograms at {len(seeds)} seeds"
-        )
-        return PrivacyCheck((), summary)
+        """Nothing to hold the code to: the exact check replays the real release."""
+        return verifier_for(self).implementation_check(settings)
 
     def _replays(self, counts: tuple[int, ...]) -> Replays:
-        """The releaser's program on *counts*, replayed by prefix, one per histogram (shared
-        by the pairs it is in, and with the sampler laws shared by all)."""
-        program = getattr(self.releaser, "program", None)
-        if not callable(program):
+        """The real release of *counts*, replayed by prefix of its served noise requests
+        (:func:`dpplug.program.served_steps`), one per histogram (shared by the pairs it is in,
+        and with the sampler laws shared by all)."""
+        verifier = verifier_for(self)
+        if not isinstance(verifier, ServedDrawsVerifier):
             raise NotSupported(
-                f"{self.releaser.name} has no program(prevalences) of noise requests to compare"
+                f"{self.releaser.name} does not declare ServedDraws: its noise requests cannot "
+                "be replayed"
             )
         laws: dict[Any, Any] = self.__dict__.setdefault("_laws", {})
         known: dict[tuple[int, ...], Replays] = self.__dict__.setdefault("_programs", {})
         if counts not in known:
-            known[counts] = Replays(partial(program, prevalences_of(counts)), laws)
+            data = prevalences_of(counts).as_dict()
+            known[counts] = verifier.replays(partial(self.releaser.release_prevalences, data), laws)
         return known[counts]
 
     def exact_privacy(self, settings: Settings) -> PrivacyCheck:
         """Every neighbouring pair of histograms of at most :data:`EXACT_ITEMS` items, by the
-        coupled likelihood ratio of their noise transcripts (:mod:`..noise_window`). A program
-        that makes more than one request is checked on the declared cases only (each pair
-        replays it along every enumerated history)."""
+        coupled likelihood ratio of their noise transcripts
+        (:mod:`~dpplug.conformance.structures.noise_window`). A release that makes more than one
+        request is checked on the declared cases only (each pair replays it along every
+        enumerated history)."""
         guarantee = self.guarantee
         if not guarantee.pure:
             raise NotSupported("the exact check compares pure guarantees only")

@@ -18,7 +18,7 @@ from __future__ import annotations
 import numbers
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from functools import partial
+from functools import cached_property, partial
 from itertools import pairwise, product
 from typing import Any, cast
 
@@ -27,6 +27,7 @@ import numpy.typing as npt
 from gmpy2 import mpq
 
 from dpplug.conformance.divergence import WorstCase
+from dpplug.conformance.privacy_check import PrivacyCheck
 from dpplug.conformance.probes.base import (
     BETAS,
     NOT_REPRODUCIBLE,
@@ -34,7 +35,6 @@ from dpplug.conformance.probes.base import (
     Claim,
     DataSpace,
     ExactClaim,
-    PrivacyCheck,
     Probe,
     SampledClaim,
     hostile_rows_and_mappings,
@@ -44,11 +44,12 @@ from dpplug.conformance.probes.base import (
     universe_labels,
 )
 from dpplug.conformance.settings import Settings
+from dpplug.conformance.structures import Verifier, verifier_for
 from dpplug.errors import BadParameter, NotSupported
 from dpplug.guarantee import Accuracy, Relation
 from dpplug.kinds import HistogramReleaser
 from dpplug.kinds.histogram_releaser.base import neighbours
-from dpplug.kinds.histogram_releaser.compact_law import component_problems, is_compact
+from dpplug.kinds.histogram_releaser.compact_law import CompactField
 from dpplug.kinds.histogram_releaser.outputs import (
     CompactHistogram,
     DenseHistogram,
@@ -107,12 +108,20 @@ def small_datasets(releaser: HistogramReleaser) -> list[dict[Any, int]]:
     return [{x: c for x, c in zip(labels, d, strict=True) if c} for d in datasets]
 
 
+def checked_relations(relation: Relation) -> tuple[Relation, ...]:
+    """The relations a releaser's guarantee must hold for: its own, and one row added or
+    removed, which the kind's privacy maps cover with the same guarantee
+    (:meth:`dpplug.kind.Kind.privacy_bound`), to and from the empty dataset."""
+    return tuple(dict.fromkeys((relation, Relation.ADD_REMOVE)))
+
+
 def releaser_privacy(releaser: HistogramReleaser) -> ReleaserReport:
     """Check a histogram releaser's declared guarantee exactly on tiny datasets.
 
     The datasets are every count vector over the first :data:`EXACT_LABELS` labels of the
-    universe with at most n rows; neighbours are one row apart under the guarantee's relation
-    (:func:`~dpplug.kinds.histogram_releaser.base.neighbours`). Their exact release laws
+    universe with at most n rows (the empty one too); neighbours are one row apart under the
+    guarantee's relation and under adding or removing a row (:func:`checked_relations`,
+    :func:`~dpplug.kinds.histogram_releaser.base.neighbours`). Their exact release laws
     (NotSupported where they cannot be enumerated) are compared pair by pair, in both
     directions, and each must sum to exactly 1.
     """
@@ -139,10 +148,17 @@ def releaser_privacy(releaser: HistogramReleaser) -> ReleaserReport:
         if (total := sum(law.values(), mpq(0))) != 1
     ]
     worst = WorstCase(guarantee.exp_epsilon)
-    pairs = [(d, d2) for d in datasets for d2 in neighbours(d, relation, releaser.n)]
+    pairs = list(
+        dict.fromkeys(
+            (d, d2)
+            for each in checked_relations(relation)
+            for d in datasets
+            for d2 in neighbours(d, each, releaser.n)
+        )
+    )
     for d, d2 in pairs:
         worst.compare(show(d), show(d2), *_coded(laws[d], laws[d2]))
-    failures += worst.failures(guarantee, "datasets")
+    failures += worst.failures(guarantee, "datasets (one row replaced, added or removed)")
     return ReleaserReport(len(datasets), len(pairs), worst.ratio, worst.divergence, tuple(failures))
 
 
@@ -172,6 +188,9 @@ def _covered(accuracy: Accuracy, count: int) -> bool:
 class ReleaserProbe(Probe):
     """A histogram releaser on datasets over the first two labels x₀, x₁ of its universe (see
     the module docstring)."""
+
+    call_surfaces = ("release",)
+    law_surface = "release"
 
     @property
     def releaser(self) -> HistogramReleaser:
@@ -261,24 +280,20 @@ class ReleaserProbe(Probe):
     def small(self, settings: Settings) -> bool:
         return self.releaser.n <= MAX_SMALL_N and self.releaser.universe.size >= 2
 
+    @cached_property
+    def verifier(self) -> Verifier:
+        """The verifier of the structure the releaser declares."""
+        return verifier_for(self)
+
+    def small_datasets(self) -> list[dict[Any, int]]:
+        """Every dataset of the exact check (:func:`small_datasets`)."""
+        return small_datasets(self.releaser)
+
     def implementation_check(self, settings: Settings) -> PrivacyCheck:
-        """For a compact histogram releaser, the components its law rests on, replayed on every
-        small dataset (:func:`~dpplug.kinds.histogram_releaser.compact_law.component_problems`);
-        nothing otherwise (the other routes of
-        :func:`~dpplug.kinds.histogram_releaser.release_law.release_law` run the code itself)."""
-        if not is_compact(self.releaser):
-            return PrivacyCheck((), "")
-        datasets = small_datasets(self.releaser)
-        for data in datasets:
-            problems = component_problems(self.releaser, data)
-            if problems:
-                return PrivacyCheck(tuple(problems), "")
-        return PrivacyCheck(
-            (),
-            f"Alg. 8.2's components replayed on {len(datasets)} datasets (noisy counts from the "
-            "sampler, u_x uniform on exactly S_c̃, other points uniform on the field, "
-            "interpolated)",
-        )
+        """The code held to its declared structure (:mod:`dpplug.conformance.structures`: the
+        compact field's components on every small dataset; nothing else for served draws,
+        whose law is enumerated from the real release)."""
+        return self.verifier.implementation_check(settings)
 
     def exact_privacy(self, settings: Settings) -> PrivacyCheck:
         try:
@@ -347,7 +362,7 @@ class ReleaserProbe(Probe):
         try:  # a compact release's decoded law covers 3 labels: its sampled claims read 5
             law = (
                 None
-                if is_compact(self.releaser)
+                if isinstance(self.releaser.exact_structure(), CompactField)
                 else self.releaser.release_law(self.dataset(self._middle))
             )
         except NotSupported:

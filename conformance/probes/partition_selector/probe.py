@@ -20,13 +20,13 @@ import numpy.typing as npt
 from gmpy2 import mpq
 
 from dpplug.conformance.divergence import hockey_stick
+from dpplug.conformance.privacy_check import PrivacyCheck
 from dpplug.conformance.probes.base import (
     EXACT_BETAS,
     Call,
     Claim,
     DataSpace,
     ExactClaim,
-    PrivacyCheck,
     Probe,
     array_hygiene,
     bad_count_arrays,
@@ -138,6 +138,9 @@ def _gaussian_failures(
 
 class SelectorProbe(Probe):
     """A partition selector: one partition's unit count in, what it releases out."""
+
+    call_surfaces = ("select",)
+    law_surface = "keep_probability"
 
     exhaustive = True
 

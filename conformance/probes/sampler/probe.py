@@ -27,6 +27,7 @@ from dpplug.conformance.divergence import (
     enclosed_ratio,
     exact_text,
 )
+from dpplug.conformance.privacy_check import PrivacyCheck
 from dpplug.conformance.probes.base import (
     BETAS,
     EXACT_BETAS,
@@ -34,7 +35,6 @@ from dpplug.conformance.probes.base import (
     Claim,
     DataSpace,
     ExactClaim,
-    PrivacyCheck,
     Probe,
     SampledClaim,
     array_hygiene,
@@ -232,6 +232,9 @@ def _tail(pmf: Pmf, count: int, a: int) -> Any:
 
 class SamplerProbe(Probe):
     """A counting-query sampler: counts in, noisy counts out."""
+
+    call_surfaces = ("sample",)
+    law_surface = "pmf"
 
     exhaustive = True
 

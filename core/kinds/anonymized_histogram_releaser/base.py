@@ -35,6 +35,7 @@ from dpplug.kinds.anonymized_histogram_releaser.outputs import MAX_ITEMS, Anonym
 from dpplug.mechanism import Mechanism
 from dpplug.params import param_text
 from dpplug.randomness import RandomSource, default_source
+from dpplug.surfaces import ACCURACY, GUARANTEE, MECHANISM_NOT_SURFACES, Dimension, Surface
 
 #: The failure probability of the accuracy a release carries when the mechanism has no ``beta``.
 DEFAULT_BETA = Fraction(1, 20)
@@ -96,10 +97,12 @@ class AnonymizedHistogramReleaser(Mechanism):
       what its declared accuracy bounds);
     - :meth:`_release` (validated prevalences, source) → an
       :class:`~dpplug.AnonymizedHistogram` (build it with :meth:`histogram`);
-    - optionally ``program(prevalences)``, a sampling program (:mod:`dpplug.program`) whose
-      draws are :class:`~dpplug.program.Noise` requests and whose output is the release. A
-      program making one noise request (the release is a function of one noisy vector) lets the
-      conformance suite check the guarantee exactly on tiny histograms.
+    - optionally :meth:`~dpplug.Mechanism.exact_structure` returning
+      :class:`~dpplug.structures.ServedDraws`: every draw of the release is a
+      :class:`~dpplug.program.Noise` request served by the source (a program run by
+      :func:`dpplug.program.run`, or :func:`dpplug.program.noise`), so the conformance suite can
+      check the guarantee exactly on tiny histograms from the noise transcripts of the real
+      release.
     """
 
     accuracy_scope: ClassVar[AccuracyScope]
@@ -212,6 +215,34 @@ class AnonymizedHistogramReleaserKind(Kind):
     data_form = DataForm.LABELS
     pipeline_role = PipelineRole.CENTRAL_RELEASE
     summary = "the multiset of a dataset's counts, without labels (prevalences and a total)"
+    surfaces = (
+        Surface(
+            "release",
+            "the anonymized histogram of rows or of a mapping label → count, and its estimators",
+            (
+                Dimension.LAW,
+                Dimension.RELATIONS,
+                Dimension.SIZE,
+                Dimension.FORMS,
+                Dimension.STATE,
+                Dimension.WHOLE,
+            ),
+        ),
+        Surface(
+            "release_prevalences",
+            "the release from prevalences {r: φ_r} (PipelineDP's central route)",
+            (Dimension.LAW, Dimension.SIZE, Dimension.FORMS),
+        ),
+        GUARANTEE,
+        ACCURACY,
+    )
+    not_surfaces = MECHANISM_NOT_SURFACES | {
+        "prevalences": "validation of rows and mappings, before anything is drawn (bad-input)",
+        "check_prevalences": "validation of prevalences, before anything is drawn (bad-input)",
+        "histogram": "builds the release from released values (part of the release surface)",
+        "release_accuracy": "the accuracy each release carries (part of the whole release)",
+        "accuracy_scope": "declared (declaration)",
+    }
 
     def declaration_problems(self, mechanism: Mechanism) -> list[str]:
         problems = super().declaration_problems(mechanism)

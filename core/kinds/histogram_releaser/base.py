@@ -31,6 +31,7 @@ from dpplug.kinds.histogram_releaser.outputs import CompactHistogram
 from dpplug.kinds.histogram_releaser.release_law import Law, release_law
 from dpplug.mechanism import Mechanism
 from dpplug.randomness import RandomSource, default_source
+from dpplug.surfaces import ACCURACY, GUARANTEE, MECHANISM_NOT_SURFACES, Dimension, Surface
 from dpplug.universe import INTEGER_TYPES as _INTEGER_TYPES
 from dpplug.universe import Universe
 
@@ -62,9 +63,12 @@ class HistogramReleaser(Mechanism):
       the :class:`Mechanism` declarations;
     - :meth:`_release` (true counts, source) → a :class:`~dpplug.DenseHistogram`,
       :class:`~dpplug.SparseHistogram` or :class:`~dpplug.CompactHistogram`;
-    - optionally ``program(counts)`` (a sampling program, :mod:`dpplug.program`) or a
-      ``sampler`` attribute through which all of its randomness flows, so that
-      :meth:`release_law` can enumerate its exact law on tiny cases;
+    - optionally :meth:`~dpplug.Mechanism.exact_structure`, the structure through which
+      :meth:`release_law` computes its exact law on tiny cases
+      (:class:`~dpplug.structures.ServedDraws` when every draw goes through the source's
+      ``serve``: a program run by :func:`dpplug.program.run`, noise asked by
+      :func:`dpplug.program.noise`; ``CompactField`` for Alg. 8.2), so that the conformance
+      suite can verify it exactly;
     - ``releases_empty_bins = False`` if it never shows a label whose true count is 0.
     """
 
@@ -130,7 +134,7 @@ class HistogramReleaser(Mechanism):
                 f"the data has {rows} rows but {self.name} was built for at most n = {self.n}; "
                 f"build it with a larger n (n is public) or bound each dataset's size first"
             )
-        if self.universe.size <= 1 << 63:
+        if self.universe.size <= 1 << 63 and len(indices) > _FEW:
             order = np.array(indices, dtype=np.int64)
             ranks = np.argsort(order, kind="stable")
             order, counts = order[ranks], counts[ranks]
@@ -153,6 +157,11 @@ class HistogramReleaser(Mechanism):
         """The histogram for validated true counts, drawn from *source*."""
 
 
+#: Inputs of at most this many distinct labels are summed in Python (numpy's per-call cost
+#: dominates there: an exact release law replays thousands of small releases).
+_FEW = 64
+
+
 def _distinct_rows(rows: Iterable[Any]) -> tuple[list[Any], list[int]]:
     """Rows as (distinct labels, how often each occurs). Labels are counted with a Counter only
     when their types cannot compare equal across types (1 == True == 1.0 would merge a bad
@@ -173,6 +182,11 @@ def _bulk_counts(values: list[Any], high: int) -> Counts | None:
     the item-by-item check names it)."""
     if not set(map(type, values)) <= _INTEGER_TYPES:
         return None
+    if len(values) <= _FEW:
+        small = [int(v) for v in values]
+        if any(not 0 <= v <= high for v in small):
+            return None
+        return np.array(small, dtype=np.int64)
     try:
         counts = np.fromiter(values, dtype=np.int64, count=len(values))
     except OverflowError:
@@ -214,6 +228,29 @@ class HistogramReleaserKind(Kind):
     data_form = DataForm.LABELS
     pipeline_role = PipelineRole.CENTRAL_RELEASE
     summary = "a histogram of labelled rows over a public universe"
+    surfaces = (
+        Surface(
+            "release",
+            "the histogram of rows or of a mapping label → count, and everything it carries",
+            (
+                Dimension.LAW,
+                Dimension.RELATIONS,
+                Dimension.SIZE,
+                Dimension.FORMS,
+                Dimension.STATE,
+                Dimension.WHOLE,
+            ),
+        ),
+        GUARANTEE,
+        ACCURACY,
+    )
+    not_surfaces = MECHANISM_NOT_SURFACES | {
+        "release_law": "the release surface's law (core, from the declared structure)",
+        "true_counts": "validation, before anything is drawn (bad-input)",
+        "universe": "declared (declaration)",
+        "n": "declared (declaration)",
+        "releases_empty_bins": "part of the release surface (hygiene)",
+    }
 
     def declaration_problems(self, mechanism: Mechanism) -> list[str]:
         problems = super().declaration_problems(mechanism)

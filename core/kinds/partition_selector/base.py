@@ -30,6 +30,7 @@ from dpplug.kinds.sampler.base import UNBOUNDED_COUNT
 from dpplug.mechanism import Mechanism
 from dpplug.pmf import Pmf
 from dpplug.randomness import RandomSource, default_source
+from dpplug.surfaces import ACCURACY, GUARANTEE, MECHANISM_NOT_SURFACES, Dimension, Surface
 
 
 @dataclass(frozen=True)
@@ -165,6 +166,44 @@ class PartitionSelectorKind(Kind):
     data_form = DataForm.LABELS
     pipeline_role = PipelineRole.PARTITION_SELECTION
     summary = "keeps each partition of the data with a probability set by its privacy units"
+    surfaces = (
+        Surface(
+            "select",
+            "keep decisions (and noisy counts) for an array of unit counts, public partitions too",
+            (
+                Dimension.LAW,
+                Dimension.BATCH,
+                Dimension.SIZE,
+                Dimension.FORMS,
+                Dimension.STATE,
+                Dimension.WHOLE,
+            ),
+        ),
+        Surface(
+            "decider",
+            "one partition's decision per call (PipelineDP's per-partition route)",
+            (Dimension.LAW, Dimension.BATCH, Dimension.SIZE, Dimension.STATE),
+        ),
+        Surface(
+            "keep_probability",
+            "the exact keep probability π(n) and a partition's output law",
+            (Dimension.RELATIONS, Dimension.SIZE),
+        ),
+        Surface(
+            "kept_from",
+            "the smallest unit count kept with probability at least 1 − β",
+            (Dimension.NUMBERS,),
+        ),
+        GUARANTEE,
+        ACCURACY,
+    )
+    not_surfaces = MECHANISM_NOT_SURFACES | {
+        "output_pmf": "part of the keep_probability surface",
+        "per_partition": "part of the guarantee surface (composed over ℓ₀)",
+        "saturation": "declared (declaration)",
+        "gaussian": "part of the guarantee surface (ℓ₂ composition)",
+        "releases_counts": "part of the select surface (its whole release)",
+    }
 
     def declaration_problems(self, mechanism: Mechanism) -> list[str]:
         problems = super().declaration_problems(mechanism)

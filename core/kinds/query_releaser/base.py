@@ -25,8 +25,6 @@ from dpplug.errors import BadParameter, NotSupported
 from dpplug.guarantee import LossBound, Relation
 from dpplug.hookspecs import Register, hookspec
 from dpplug.kind import CentralPlan, DataForm, Kind, LabelDistance, PipelineRole
-from dpplug.kinds.query_releaser.coordinate_noise import CoordinateNoise
-from dpplug.kinds.query_releaser.polynomial_law import PolynomialLaw
 from dpplug.kinds.query_releaser.queries import (
     Declaration,
     LabelCounts,
@@ -34,9 +32,9 @@ from dpplug.kinds.query_releaser.queries import (
     Workload,
     label_counts,
 )
-from dpplug.kinds.query_releaser.sparse_vector import SparseVectorRounds
 from dpplug.mechanism import Mechanism
 from dpplug.randomness import RandomSource, default_source
+from dpplug.surfaces import ACCURACY, GUARANTEE, MECHANISM_NOT_SURFACES, Dimension, Surface
 from dpplug.universe import Universe
 
 
@@ -100,52 +98,6 @@ class QueryReleaser(Mechanism):
     def _start(self, counts: LabelCounts, source: RandomSource) -> QueryAnswers:
         """The release for validated label counts, drawn from *source*."""
 
-    def answer_law(self, scaled: int) -> PolynomialLaw:
-        """Optional: the exact law of a session's released answer, in grid units, to a query
-        whose true scaled answer n·W·Q(D) is *scaled* (0 ≤ scaled ≤ n·W).
-
-        A releaser declares it when its session answers every query independently of the other
-        answers given the queries asked, with a law that depends on the true answer alone (fresh
-        noise per answer, as the Laplace mechanism composed). Then the session's guarantee is
-        the adaptive composition of k such answers, and the conformance suite verifies it
-        exactly (docs/conformance.md#composed-sessions): the largest privacy loss of one answer
-        between scaled answers at most W apart (one row added or removed moves a scaled answer
-        by its weight, at most W), composed over k adaptively chosen queries; and it replays the
-        session's code against the law. Not declared by default (``NotSupported``)."""
-        raise NotSupported(
-            f"{self.name} does not declare the law of its answers (they are not independent "
-            f"given the queries, or depend on more than the true answer)"
-        )
-
-    def sparse_vector(self) -> SparseVectorRounds:
-        """Optional, for a session whose answers come in rounds of a two-sided sparse-vector test
-        each ended by one noisy answer
-        (:class:`~dpplug.kinds.query_releaser.sparse_vector.SparseVectorRounds`: the threshold, the
-        three noise scales, the most rounds and the public hypothesis after the released updates).
-        The conformance suite then proves the guarantee from that structure: each round's and each
-        answer's exact loss, composed over the rounds (docs/conformance.md#sparse-vector-sessions),
-        and tests the session's draws against the structure's exact laws (in the first two rounds:
-        an answer, and when a repeated query ends the round). Not declared by default
-        (``NotSupported``)."""
-        raise NotSupported(f"{self.name} does not declare a sparse-vector structure")
-
-    def coordinate_noise(self) -> CoordinateNoise:
-        """Optional, for a non-interactive release whose private part is T integer coordinates,
-        each a value that one row added or removed moves by at most 1 plus its own independent noise
-        (a random projection's column sums): that noise
-        (:class:`~dpplug.kinds.query_releaser.coordinate_noise.CoordinateNoise`). The conformance
-        suite then decides the guarantee exactly, as the divergence of the T coordinates all moved
-        by one (docs/conformance.md#projected-coordinates), and tests the noise that
-        :meth:`release_noise` reports against the declared law. Not declared by default
-        (``NotSupported``)."""
-        raise NotSupported(f"{self.name} does not declare the noise of its coordinates")
-
-    def release_noise(self, release: QueryAnswers, data: object) -> list[int]:
-        """With :meth:`coordinate_noise`: the noise *release* added to its coordinates, its
-        coordinates minus their values on *data* (the data it was released from), for the
-        conformance suite's test of the declared noise law."""
-        raise NotSupported(f"{self.name} does not declare the noise of its coordinates")
-
     @classmethod
     def central_plan(cls) -> CentralPlan:
         """How an engine releases this mechanism from label counts (non-interactive ones)."""
@@ -174,6 +126,42 @@ class QueryReleaserKind(Kind):
     data_form = DataForm.LABELS
     pipeline_role = PipelineRole.CENTRAL_RELEASE
     summary = "answers to k m-sparse linear queries about labelled rows, any universe"
+    surfaces = (
+        Surface(
+            "start",
+            "a release (a session, or a non-interactive release) on rows or label counts",
+            (
+                Dimension.LAW,
+                Dimension.RELATIONS,
+                Dimension.SIZE,
+                Dimension.FORMS,
+                Dimension.STATE,
+                Dimension.WHOLE,
+            ),
+        ),
+        Surface(
+            "answer",
+            "one query's answer, one call per query, up to the session's k",
+            (Dimension.LAW, Dimension.STATE),
+        ),
+        Surface(
+            "answers",
+            "a workload of queries answered in one call",
+            (Dimension.LAW, Dimension.BATCH),
+        ),
+        GUARANTEE,
+        ACCURACY,
+    )
+    not_surfaces = MECHANISM_NOT_SURFACES | {
+        "declaration": "what every release carries (part of the whole release)",
+        "label_counts": "validation, before anything is drawn (bad-input)",
+        "central_plan": "how PipelineDP runs it (the adapters' tests)",
+        "n": "declared (declaration)",
+        "universe": "declared (declaration)",
+        "workload": "declared (declaration)",
+        "beta": "declared (declaration)",
+        "interactive": "declared (declaration)",
+    }
 
     def declaration_problems(self, mechanism: Mechanism) -> list[str]:
         problems = super().declaration_problems(mechanism)

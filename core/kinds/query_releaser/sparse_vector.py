@@ -51,6 +51,7 @@ from gmpy2 import mpq
 
 from dpplug.bounds import Ball, ball
 from dpplug.kinds.query_releaser.queries import SparseQuery
+from dpplug.structures import ExactStructure
 
 Rat = Any  # gmpy2.mpq
 
@@ -59,7 +60,7 @@ Laurent = dict[int, Ball]
 
 
 @dataclass(frozen=True)
-class SparseVectorRounds:
+class SparseVectorRounds(ExactStructure):
     """The declared structure of a sparse-vector session (see the module docstring): threshold
     τ, the scales b_thr, b_q and b_ans of the threshold's, each query test's and each answer's
     discrete Laplace noise, at most ``rounds`` (c) ended rounds, answers clamped to

@@ -28,6 +28,7 @@ from dpplug.kind import DataForm, Kind, PipelineRole, ReleaseForm
 from dpplug.mechanism import Mechanism
 from dpplug.pmf import Pmf
 from dpplug.randomness import RandomSource, default_source
+from dpplug.surfaces import ACCURACY, GUARANTEE, MECHANISM_NOT_SURFACES, Dimension, Surface
 
 #: The default precision (bits) of :meth:`CountingQuerySampler.enclosed_law`.
 ENCLOSURE_BITS = 128
@@ -206,6 +207,45 @@ class SamplerKind(Kind):
     data_form = DataForm.COUNT
     pipeline_role = PipelineRole.COUNT_NOISE
     summary = "a counting-query sampler: a noisy count for a true count"
+    surfaces = (
+        Surface(
+            "sample",
+            "noisy counts for an array of true counts (OpenDP's and PipelineDP's route)",
+            (
+                Dimension.LAW,
+                Dimension.BATCH,
+                Dimension.SIZE,
+                Dimension.FORMS,
+                Dimension.STATE,
+                Dimension.WHOLE,
+            ),
+        ),
+        Surface(
+            "M(c, u)",
+            "the output for true count c and randomness u, and the scaled CDF F(c, z)",
+            (Dimension.LAW, Dimension.SIZE),
+            applies=lambda sampler: _sampler(sampler).d is not None,
+        ),
+        Surface(
+            "pmf",
+            "the exact law of M(c, U) (or its enclosure, for irrational probabilities)",
+            (Dimension.RELATIONS, Dimension.SIZE),
+        ),
+        Surface(
+            "noise_std",
+            "the standard deviation PipelineDP reports as count_noise_stddev",
+            (Dimension.NUMBERS,),
+        ),
+        GUARANTEE,
+        ACCURACY,
+    )
+    not_surfaces = MECHANISM_NOT_SURFACES | {
+        "count_bounds": "the counts accepted, from n (bad-input checks both ends)",
+        "scaled_cdf": "part of the M(c, u) surface",
+        "enclosed_law": "part of the pmf surface",
+        "n": "declared (declaration)",
+        "d": "declared (declaration)",
+    }
 
     def declaration_problems(self, mechanism: Mechanism) -> list[str]:
         problems = super().declaration_problems(mechanism)

@@ -48,7 +48,7 @@ from gmpy2 import mpq
 from dpplug.conformance.divergence import max_likelihood_ratio
 from dpplug.errors import NotSupported
 from dpplug.pmf import Pmf
-from dpplug.program import Draw, Noise, Program
+from dpplug.program import Draw, Noise, Step
 
 #: How far from its true count a scalar request's outcome goes in the coupled check.
 RADIUS = 2
@@ -60,29 +60,23 @@ Transcript = list[tuple[Draw, Any]]
 
 
 class Replays:
-    """A program's next request (or output) after each prefix of outcomes, replayed once per
+    """A computation's next request (or output) after each prefix of outcomes (a
+    :data:`~dpplug.program.Step`: a release whose draws are served, replayed), run once per
     prefix and remembered, and the sampler laws, computed once per (sampler, count)."""
 
-    def __init__(self, program: Callable[[], Program[Any]], laws: dict[Any, Any]) -> None:
+    def __init__(self, step: Step, laws: dict[Any, Any]) -> None:
         """*laws*: the sampler laws and their ratios computed so far, shared between the
-        programs of one mechanism."""
-        self.program, self._laws = program, laws
+        computations of one mechanism."""
+        self._replay, self._laws = step, laws
         self._steps: dict[tuple[Any, ...], tuple[Noise | None, Any]] = {}
 
     def step(self, prefix: tuple[Any, ...]) -> tuple[Noise | None, Any]:
-        """(the next request, None), or (None, the output) once the program returns."""
+        """(the next request, None), or (None, the output) once the release returns."""
         if prefix not in self._steps:
             if len(self._steps) >= MAX_REPLAYS:
                 raise NotSupported(f"the noise window needs more than {MAX_REPLAYS} replays")
-            generator = self.program()
-            try:
-                draw = next(generator)
-                for outcome in prefix:
-                    draw = generator.send(outcome)
-            except StopIteration as stop:
-                self._steps[prefix] = (None, stop.value)
-            else:
-                self._steps[prefix] = (_noise(draw), None)
+            draw, output = self._replay(prefix)
+            self._steps[prefix] = (None, output) if draw is None else (_noise(draw), None)
         return self._steps[prefix]
 
     def law(self, draw: Noise, count: int) -> Pmf:

@@ -12,7 +12,7 @@ from gmpy2 import mpq
 
 from dpplug.bounds import ball, lower, precise, upper
 from dpplug.composition import optimal_delta_at
-from dpplug.conformance.coordinate_privacy import coordinate_privacy, product_divergence
+from dpplug.conformance.structures.noisy_coordinates import coordinate_privacy, product_divergence
 from dpplug.exact import exp_upper
 from dpplug.guarantee import Guarantee, Relation
 from dpplug.kinds.query_releaser.coordinate_noise import GaussianCoordinates, LaplaceCoordinates

@@ -10,13 +10,13 @@ from gmpy2 import mpq
 
 from dpplug.bounds import Ball, ball, lower, precise, upper
 from dpplug.composition import optimal_delta_at
-from dpplug.conformance.composed_session import (
+from dpplug.conformance.divergence import enclosed_hockey_stick
+from dpplug.conformance.structures.independent_answers import (
     answer_loss,
     repeated_pair,
     session_privacy,
     summed_law,
 )
-from dpplug.conformance.divergence import enclosed_hockey_stick
 from dpplug.errors import NotSupported
 from dpplug.exact import exp_lower, exp_upper
 from dpplug.guarantee import Guarantee, Relation

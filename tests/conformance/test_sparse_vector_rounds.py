@@ -7,7 +7,7 @@ import pytest
 from gmpy2 import mpq
 
 from dpplug.composition import step_budget
-from dpplug.conformance.sparse_vector_session import (
+from dpplug.conformance.structures.sparse_vector_rounds import (
     BUCKETS_PER_SIDE,
     answer_output,
     first_answer_law,

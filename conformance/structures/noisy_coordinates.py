@@ -1,7 +1,8 @@
-"""Exact privacy of a release of T noisy coordinates, each moved by at most 1 by one row (a random
+"""The verifier of :class:`~dpplug.kinds.query_releaser.structures.NoisyCoordinates`: exact
+privacy of a release of T noisy coordinates, each moved by at most 1 by one row (a random
 projection's column sums, Blum & Roth 2013, Alg. 2), decided rigorously from the declared noise
-(:class:`dpplug.kinds.query_releaser.coordinate_noise.CoordinateNoise`,
-docs/conformance.md#projected-coordinates).
+(docs/conformance.md#projected-coordinates), and the noise of real releases tested against it
+(:class:`NoisyCoordinatesVerifier`).
 
 With independent noise N on every coordinate, the worst neighbouring pair moves all T
 coordinates by one: a coordinate left in place is a pair of equal laws, which a product can only
@@ -23,17 +24,30 @@ and is recomputed at the next of :data:`~.divergence.ENCLOSURE_PRECISIONS` in be
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+import numpy as np
+import numpy.typing as npt
 from gmpy2 import mpq
 
 from dpplug.bounds import ball, lower, precise, upper
 from dpplug.composition import exp_exceeds
 from dpplug.conformance.divergence import ENCLOSURE_PRECISIONS, exact_text, summed_loss_divergence
+from dpplug.conformance.privacy_check import PrivacyCheck
+from dpplug.conformance.settings import Settings
+from dpplug.conformance.structures.verifier import Verifier
 from dpplug.enclosed_law import EnclosedLaw
 from dpplug.errors import NotSupported
 from dpplug.guarantee import Guarantee
 from dpplug.kinds.query_releaser.coordinate_noise import CoordinateNoise
+from dpplug.kinds.query_releaser.projections import SparseProjection
+from dpplug.kinds.query_releaser.structures import NoisyCoordinates
+from dpplug.pmf import Pmf
+from dpplug.randomness import RandomSource
+
+if TYPE_CHECKING:
+    from dpplug.conformance.probes.query_releaser.probe import QueryReleaserProbe
+    from dpplug.kinds import QueryReleaser
 
 Rat = Any  # gmpy2.mpq
 
@@ -107,3 +121,78 @@ def coordinate_privacy(noise: CoordinateNoise, guarantee: Guarantee) -> tuple[st
         f"the divergence of T = {t} shifted coordinates is neither proved nor refuted at "
         f"{ENCLOSURE_PRECISIONS[-1]} bits"
     )
+
+
+#: The most coordinates whose declared noise is checked exactly (the T-th power of one
+#: coordinate's loss polynomial).
+MAX_COORDINATES = 4096
+
+
+class NoisyCoordinatesVerifier(Verifier):
+    """A release of noisy coordinates
+    (:class:`~dpplug.kinds.query_releaser.structures.NoisyCoordinates`): the guarantee decided as
+    the divergence of all T coordinates moved by one (:func:`coordinate_privacy`), and the noise
+    of real releases, computed here from each release (a
+    :class:`~dpplug.SparseProjection`'s sums minus the column sums of the data under its hash),
+    tested against the declared law."""
+
+    structure = NoisyCoordinates
+    probe: QueryReleaserProbe
+    declared: NoisyCoordinates
+
+    def law_draw(self, value: int, size: int, source: RandomSource) -> npt.NDArray[Any]:
+        """The noise of every coordinate of ⌈size/T⌉ releases on {x₀: value}, the first *size*
+        of them (independent when the declaration holds)."""
+        releaser, data = self.probe.releaser, self.probe.dataset(value)
+        noise: list[int] = []
+        while len(noise) < size:
+            noise += release_noise(releaser, releaser.start(data, source), data)
+        return np.array(noise[:size], dtype=np.int64)
+
+    def tested_law(self, value: int) -> tuple[Pmf, Any]:
+        """A coordinate's declared noise law, as the exact law inside its enclosure nearest to
+        its lower bounds, with the enclosure's width."""
+        noise = self.declared.noise.enclosed(ENCLOSURE_PRECISIONS[0])
+        return noise.nearest_pmf(0), noise.width()
+
+    def small(self, settings: Settings) -> bool:
+        """At most :data:`MAX_COORDINATES` coordinates and a noise narrow enough to enclose."""
+        noise = self.declared.noise
+        if noise.coordinates > MAX_COORDINATES:
+            return False
+        try:
+            noise.enclosed(ENCLOSURE_PRECISIONS[0])
+        except NotSupported:
+            return False
+        return True
+
+    def exact_privacy(self, settings: Settings) -> PrivacyCheck:
+        noise = self.declared.noise
+        if noise.coordinates > MAX_COORDINATES:
+            raise NotSupported(
+                f"T = {noise.coordinates} coordinates are too many to check exactly (the limit "
+                f"is {MAX_COORDINATES})"
+            )
+        failure, summary = coordinate_privacy(noise, self.probe.guarantee)
+        return PrivacyCheck(() if failure is None else (failure,), summary)
+
+    def implementation_check(self, settings: Settings) -> PrivacyCheck:
+        return PrivacyCheck(
+            (), "coordinate noise not replayed (the sampling law tests its law)", 1.0
+        )
+
+
+def release_noise(releaser: QueryReleaser, release: object, data: object) -> list[int]:
+    """Y − S: the sums *release* published minus the column sums of *data* under its hash."""
+    if not isinstance(release, SparseProjection):
+        raise NotSupported(
+            f"{releaser.name} declares noisy coordinates but releases a {type(release).__name__}, "
+            "not a SparseProjection whose coordinates the suite can read"
+        )
+    counts = releaser.label_counts(data)
+    universe = releaser.universe
+    if universe is None:
+        raise NotSupported("a projection's columns are indexed by a declared universe")
+    indices = [universe.index(x) for x in counts.labels]
+    sums = release.hash.column_sums(indices, counts.counts)
+    return [y - s for y, s in zip(release.sums, sums, strict=True)]
