@@ -19,6 +19,7 @@ from typing import Any
 from gmpy2 import mpq
 from scipy.stats import binom
 
+from dpplug.conformance.checks import run_checks
 from dpplug.conformance.coverage import Status, cell
 from dpplug.conformance.power import detectable_factor, trials_for
 from dpplug.conformance.probes import exhaustive, generated_probes, probes
@@ -49,6 +50,9 @@ def check(entry: Entry, settings: Settings) -> ContractResult:
                 return ContractResult(NAME, Outcome.FAILED, f"{probe.where}: {failure}")
         if probe in declared:
             plot = plot or probe.accuracy_plot(settings)
+    failure, cells = run_checks(declared, NAME, settings)
+    if failure is not None:
+        return ContractResult(NAME, Outcome.FAILED, failure)
     alpha = settings.false_alarm / max(1, len(sampled))
     weakest = 1.0
     for probe, claim in sampled:
@@ -73,6 +77,7 @@ def check(entry: Entry, settings: Settings) -> ContractResult:
                 f"β = {claim.beta} (p = {p_value:.1e} < {alpha:.1e})",
             )
         weakest = max(weakest, detectable_factor(trials, beta, alpha))
+        cells += [cell(s, d, Status.SAMPLED, claim.what) for s, d in claim.covers]
     parts = (
         [f"{exact} declared bounds hold exactly ({generated} on generated cases)"] if exact else []
     )
@@ -90,7 +95,7 @@ def check(entry: Entry, settings: Settings) -> ContractResult:
         data=plot,
         power=power,
         weakness=weakest if sampled else 0.0,
-        cells=(cell("accuracy", Dimension.NUMBERS, status, "; ".join(parts)),),
+        cells=(cell("accuracy", Dimension.NUMBERS, status, "; ".join(parts)), *cells),
     )
 
 

@@ -90,7 +90,9 @@ def check(entry: Entry, settings: Settings) -> ContractResult:
         shown = shown or f"{guarantee.describe()}; a = {bound.a} at β = 1/20 ({where})"
     if problems:
         return ContractResult(NAME, Outcome.FAILED, "; ".join(problems))
-    over, compared = [], 0
+    over, compared = _budget(entry, settings)
+    if over:
+        return ContractResult(NAME, Outcome.FAILED, over[0])
     cells: tuple[Cell, ...] = (
         cell(
             "guarantee",

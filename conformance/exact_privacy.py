@@ -25,6 +25,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from itertools import chain
 
+from dpplug.conformance.checks import run_checks
 from dpplug.conformance.coverage import Cell, Status, cell
 from dpplug.conformance.probes import generated_probes, probes
 from dpplug.conformance.probes.base import Probe
@@ -46,6 +47,7 @@ def check(entry: Entry, settings: Settings) -> ContractResult:
     declared = list(probes(entry))
     shown: list[str] = []
     checked, code_tv, code_seen = 0, 0.0, False
+    cells: list[Cell] = []
     for probe in chain(declared, _generated(entry, settings)):
         try:
             implementation = probe.implementation_check(settings)
@@ -63,17 +65,22 @@ def check(entry: Entry, settings: Settings) -> ContractResult:
         checked += 1
         code_tv = max(code_tv, implementation.code_tv)
         code_seen = code_seen or (bool(implementation.summary) and implementation.code_tv < 1)
+        cells += [*implementation.cells, *result.cells]
         shown += [text for text in (implementation.summary, result.summary) if text]
     cases = f"{len(declared)} declared and {checked - len(declared)} generated cases"
+    found, more = run_checks(declared, NAME, settings)
+    if found is not None:
+        return ContractResult(NAME, Outcome.FAILED, found)
+    cells += more
     probe = declared[0]
-    cells: list[Cell] = [
+    cells.append(
         cell(
             probe.law_surface,
             Dimension.RELATIONS,
             Status.EXACT,
             f"every neighbouring pair of small inputs on {cases}",
         )
-    ]
+    )
     for surface in probe.call_surfaces:
         cells.append(
             cell(surface, Dimension.LAW, Status.EXACT, "the code replayed against the law")

@@ -61,24 +61,22 @@ class _Cell:
 
 
 def _cells(values: np.ndarray[Any, np.dtype[np.int64]], pmf: Pmf) -> tuple[list[_Cell], int]:
-    """One cell per output of positive probability (plus the two tails), and the number of
-    samples that fell on outputs of probability 0."""
+    """One cell per output of positive probability, in order (plus the two tails), and the
+    number of samples that fell on outputs of probability 0. Only the outputs seen and the
+    law's own are visited, so a law whose outputs lie far apart (0 and counts near 2^62) costs
+    no more than a compact one."""
     low, high = pmf.low, pmf.high
-    inside = values[(values >= low) & (values <= high)]
-    counts = np.bincount(inside - low, minlength=high - low + 1)
-    below, above = int(np.count_nonzero(values < low)), int(np.count_nonzero(values > high))
+    outputs, counts = np.unique(values, return_counts=True)
+    seen = dict(zip(outputs.tolist(), counts.tolist(), strict=True))
+    below = sum(c for v, c in seen.items() if v < low)
+    above = sum(c for v, c in seen.items() if v > high)
+    impossible = sum(c for v, c in seen.items() if low <= v <= high and pmf.prob(v) == 0)
     cells: list[_Cell] = []
-    impossible = 0
     if pmf.tail_ratio is not None:
         cells.append(_Cell(None, low - 1, pmf.prob(low - 1) / (1 - pmf.tail_ratio), below))
     else:
         impossible += below + above
-    for z in range(low, high + 1):
-        observed = int(counts[z - low])
-        if pmf.prob(z) > 0:
-            cells.append(_Cell(z, z, pmf.prob(z), observed))
-        else:
-            impossible += observed
+    cells += [_Cell(z, z, pmf[z], seen.get(z, 0)) for z in pmf if pmf[z] > 0]
     if pmf.tail_ratio is not None:
         cells.append(_Cell(high + 1, None, pmf.prob(high + 1) / (1 - pmf.tail_ratio), above))
     return cells, impossible

@@ -37,6 +37,7 @@ from typing import Any
 
 import numpy as np
 
+from dpplug.conformance.checks import run_checks
 from dpplug.conformance.coverage import Status, cell
 from dpplug.conformance.probes import generated_probes, probes
 from dpplug.conformance.probes.base import Call, Probe
@@ -179,6 +180,9 @@ def check(entry: Entry, settings: Settings) -> ContractResult:
         problem = second.problem(rows)
         if problem is not None:
             return ContractResult(NAME, Outcome.FAILED, problem)
+    failure, cells = run_checks(declared, NAME, settings)
+    if failure is not None:
+        return ContractResult(NAME, Outcome.FAILED, failure)
     time = "data-independent draw count, " if strict else ""
     elsewhere = (
         f"; not compared with a second process: {second.unavailable}"
@@ -196,5 +200,5 @@ def check(entry: Entry, settings: Settings) -> ContractResult:
         f"RandomSource{elsewhere}, which supplies at least the entropy released; the caller's "
         "data (small and large) and the global generators untouched",
         power="any seen",
-        cells=tuple(cell(s, Dimension.STATE, Status.CHECKED, history) for s in surfaces),
+        cells=(*(cell(s, Dimension.STATE, Status.CHECKED, history) for s in surfaces), *cells),
     )

@@ -24,6 +24,7 @@ followed by further draws, or a tree of more than ``max_runs`` replays, cannot b
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass
 from typing import Any
@@ -33,7 +34,7 @@ import numpy.typing as npt
 from gmpy2 import mpq
 
 from dpplug.errors import NotSupported
-from dpplug.randomness import RandomSource
+from dpplug.randomness import RandomSource, SeededSource
 
 #: Draws with at most this many outcomes are explored outcome by outcome.
 SMALL_DRAW = 1 << 12
@@ -196,12 +197,13 @@ def _check_piece(
     last: int,
     output: Hashable,
     rng: np.random.Generator,
+    probes: int = PROBES_PER_PIECE,
 ) -> None:
     """Random points inside a piece must give its output (the bisection assumed they do)."""
     if last - first < 2:
         return
     width = ((last - first).bit_length() + 7) // 8 + 8  # 64 spare bits: near uniform
-    for _ in range(PROBES_PER_PIECE):
+    for _ in range(probes):
         value = first + int.from_bytes(rng.bytes(width), "little") % (last - first + 1)
         found = output_at(value)
         if found != output:
@@ -214,3 +216,181 @@ def _check_piece(
 
 class ImplementationMismatch(Exception):
     """What the replay found contradicts the assumption it relies on: a finding, not a skip."""
+
+
+# One element of a large call, explored exactly with every other draw fixed.
+
+
+class _Recorder(RandomSource):
+    """Draws from a seeded source and records each primitive draw the call makes, as
+    ((kind, size), value) with kind "bits" or "uniform" (a vector draw counts element by
+    element); raw bytes are not recorded and make the call unexplorable."""
+
+    def __init__(self, seed: int) -> None:
+        super().__init__()
+        self._inner = SeededSource(seed)
+        self.draws_made: list[Draw] = []
+        self.values: list[int] = []
+
+    def _note(self, draw: Draw, values: list[int]) -> None:
+        self.draws_made += [draw] * len(values)
+        self.values += values
+
+    def random_bytes(self, count: int) -> bytes:
+        raise NotSupported("the call draws raw random bytes")
+
+    def bits(self, k: int) -> int:
+        value = self._inner.bits(k)
+        self._note(("bits", k), [value])
+        return value
+
+    def uniform(self, d: int) -> int:
+        value = self._inner.uniform(d)
+        self._note(("uniform", int(d)), [value])
+        return value
+
+    def bits_array(self, k: int, size: int) -> npt.NDArray[np.uint64]:
+        values = self._inner.bits_array(k, size)
+        self._note(("bits", k), values.tolist())
+        return values
+
+    def uniform_array(self, d: int, size: int) -> npt.NDArray[np.int64]:
+        values = self._inner.uniform_array(d, size)
+        self._note(("uniform", int(d)), values.tolist())
+        return values
+
+
+class _Fixed(RandomSource):
+    """Serves the recorded draws of a call that made *count* draws alike (*draw*) again, the one
+    at *position* replaced by *value*; a call that draws otherwise stops (:class:`_Diverged`)."""
+
+    def __init__(self, draw: Draw, values: npt.NDArray[Any], position: int, value: int) -> None:
+        super().__init__()
+        self._draw = draw
+        self._values = values.copy()
+        self._values[position] = value
+        self._next = 0
+
+    def _take(self, draw: Draw, size: int) -> npt.NDArray[Any]:
+        end = self._next + size
+        if draw != self._draw or end > len(self._values):
+            raise _Diverged
+        values, self._next = self._values[self._next : end], end
+        return values
+
+    def random_bytes(self, count: int) -> bytes:
+        raise _Diverged
+
+    def bits(self, k: int) -> int:
+        return int(self._take(("bits", k), 1)[0])
+
+    def uniform(self, d: int) -> int:
+        return int(self._take(("uniform", int(d)), 1)[0])
+
+    def bits_array(self, k: int, size: int) -> npt.NDArray[np.uint64]:
+        return self._take(("bits", k), size).astype(np.uint64)
+
+    def uniform_array(self, d: int, size: int) -> npt.NDArray[np.int64]:
+        return self._take(("uniform", int(d)), size).astype(np.int64)
+
+
+class _Diverged(Exception):
+    """The call drew otherwise than the recorded call."""
+
+
+#: The slowest call :func:`one_element_law` explores (seconds of CPU per run).
+MAX_RUN_SECONDS = 0.05
+#: Random points probed inside each piece there (each costs a run of the whole call).
+ELEMENT_PROBES = 4
+
+
+def one_element_law(
+    call: Callable[[npt.NDArray[np.int64], RandomSource], npt.NDArray[np.int64]],
+    values: npt.NDArray[np.int64],
+    declared: Callable[[int], Law],
+    seed: int,
+) -> str | None:
+    """The exact law of one element of a large call, its draw explored with every other draw
+    fixed, against the law *declared* for its value: what is wrong, in words, or None.
+
+    The call is run once from ``SeededSource(seed)`` and its draws recorded; it must make one
+    draw per element, all alike (otherwise NotSupported: an element's law is then not that of one
+    draw). The last draw is explored over its whole range by bisection (:func:`_pieces`, with
+    random points inside each piece): the one element it moves is found, and its law under
+    that draw, the others fixed, must be the declared law of its value exactly; a draw that
+    moves several elements is a finding (their outputs share randomness)."""
+    recorder = _Recorder(seed)
+    baseline = np.asarray(call(values, recorder))
+    made = recorder.draws_made
+    if len(made) != values.size or len(set(made)) != 1:
+        raise NotSupported(
+            f"the call makes {len(made)} draws of {len(set(made))} kinds for {values.size} "
+            "elements, not one alike per element"
+        )
+    draw, position = made[0], len(made) - 1
+    big = draw[0] == "uniform" and draw[1] > 1 << 63
+    recorded = np.array(recorder.values, dtype=object if big else np.uint64)
+    low, high = _range(draw)
+    started = time.process_time()
+
+    def outputs(v: int) -> npt.NDArray[np.int64]:
+        try:
+            return np.asarray(call(values, _Fixed(draw, recorded, position, v)))
+        except _Diverged:
+            raise NotSupported("the call draws otherwise when one draw changes") from None
+
+    ends = [outputs(low), outputs(high)]
+    if time.process_time() - started > 2 * MAX_RUN_SECONDS:
+        raise NotSupported("the call is too slow to explore one element of it")
+    moved = np.flatnonzero((ends[0] != baseline) | (ends[1] != baseline))
+    if moved.size > 1:
+        return (
+            f"changing the call's last draw alone changes {moved.size} elements "
+            f"({moved[:4].tolist()}…): its outputs share randomness"
+        )
+    if moved.size == 0:
+        raise NotSupported("the call's last draw moves no element at its two ends")
+    element = int(moved[0])
+    rng = np.random.default_rng(seed)  # chooses test points only
+
+    def output_at(v: int) -> Hashable:
+        found = outputs(v)
+        if np.any(np.delete(found, element) != np.delete(baseline, element)):
+            raise ImplementationMismatch(
+                f"the draw value {v} of element {element} also changes other elements"
+            )
+        return int(found[element])
+
+    law: Law = {}
+    size = high - low + 1
+    value = int(values.reshape(-1)[element])
+    expected = {z: p for z, p in declared(value).items() if p}
+    for first, last, output in _pieces(output_at, low, high, _cuts(expected, low, size)):
+        _check_piece(output_at, first, last, output, rng, ELEMENT_PROBES)
+        law[output] = law.get(output, mpq(0)) + mpq(last - first + 1, size)
+    if law != expected:
+        worst = max(
+            law.keys() | expected.keys(), key=lambda z: abs(law.get(z, 0) - expected.get(z, 0))
+        )
+        return (
+            f"element {element} (value {value}) of a call of {values.size}, its draw explored "
+            f"with the others fixed, gives {worst} with probability {law.get(worst, 0)}, but "
+            f"{expected.get(worst, 0)} is declared"
+        )
+    return None
+
+
+def _cuts(law: Law, low: int, size: int) -> list[int]:
+    """Where an inverse-CDF map of a draw uniform on [low, low + size) onto *law* changes its
+    output, in either order of the outputs and either rounding (hints for :func:`_pieces`,
+    which finds the exact points by bisection wherever they are not these)."""
+    outputs = sorted(law, key=lambda z: (str(type(z)), z))
+    cuts: set[int] = set()
+    for order in (outputs, outputs[::-1]):
+        mass = mpq(0)
+        for z in order[:-1]:
+            mass += law[z]
+            point = mass * size
+            floor = int(point.numerator // point.denominator)
+            cuts |= {low + floor - 1, low + floor}
+    return sorted(cuts)

@@ -103,6 +103,8 @@ class PluginResult:
         for candidate, needs in _LEVEL_NEEDS:
             if not set(needs) <= passed:
                 break
+            if candidate is Level.EXACTLY_VERIFIED and self.uncovered:
+                break
             level = candidate
         return level
 

@@ -20,16 +20,17 @@ by N·w (:func:`_level`), so the false-alarm rate stays within its share
 from __future__ import annotations
 
 import math
+from functools import partial
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 from gmpy2 import mpq
 
-from dpplug.conformance.coverage import Status, cell
+from dpplug.conformance.coverage import Cell, Status, cell
 from dpplug.conformance.goodness_of_fit import chi_square_gof
 from dpplug.conformance.probes import probes
-from dpplug.conformance.probes.base import Probe
+from dpplug.conformance.probes.base import LawTest, Probe
 from dpplug.conformance.results import ContractResult, Outcome
 from dpplug.conformance.settings import Settings
 from dpplug.errors import NotSupported
@@ -88,21 +89,45 @@ def _level(alpha: float, size: int, slack: Any) -> float:
     return math.nextafter(float(spare), 0.0) if slack else alpha
 
 
+def _tests(entry: Entry, settings: Settings) -> list[LawTest]:
+    """Every test: each probe input's law (:meth:`~.probes.base.Probe.law_inputs`), then the
+    tests each probe adds along the other cells of the matrix
+    (:meth:`~.probes.base.Probe.law_tests`)."""
+    tests: list[LawTest] = []
+    declared = list(probes(entry))
+    for probe in declared:
+        for value in probe.law_inputs:
+            index = len(tests)
+
+            def sample(seed: int, probe: Probe = probe, value: int = value, i: int = index) -> Any:
+                return probe.law_draw(value, _size(probe, settings), SeededSource(seed + i))
+
+            what = f"{probe.where}, input {probe.show_input(value)}"
+            law = partial(probe.tested_law, value)
+            tests.append(LawTest(probe.call_surfaces[0], (Dimension.LAW,), what, sample, law))
+    for probe in declared[:1]:  # large calls, on the first declared case (their cost)
+        tests += probe.law_tests(settings)
+    return tests
+
+
 def check(entry: Entry, settings: Settings) -> ContractResult:
     try:
-        tests = [(p, value, *p.tested_law(value)) for p in probes(entry) for value in p.law_inputs]
+        tests = [(test, *test.law()) for test in _tests(entry, settings)]
     except NotSupported as exc:
         raise NotSupported(f"no exact law to test against: {exc}") from None
+    surfaces = next(iter(probes(entry))).call_surfaces
     alpha = settings.false_alarm / max(1, len(tests))
     plot: dict[str, Any] = {}
-    worst_p, powered = 1.0, 0
+    worst_p, powered, largest = 1.0, 0, 0
     enclosed = any(slack for *_, slack in tests)
-    for i, (probe, value, law, slack) in enumerate(tests):
-        size = _size(probe, settings)
-        samples = probe.law_draw(value, size, SeededSource(settings.seed + i))
+    cells: list[Cell] = []
+    for test, law, slack in tests:
+        samples = test.sample(settings.seed)
+        size = len(samples)
+        largest = max(largest, size)
         level = _level(alpha, size, slack)
         fit = chi_square_gof(samples, law, false_alarm=level)
-        where = f"{probe.where}, input {probe.show_input(value)}"
+        where = test.what
         if fit.rejected:
             return ContractResult(
                 NAME,
@@ -116,6 +141,7 @@ def check(entry: Entry, settings: Settings) -> ContractResult:
         try:
             alternative = perturbed(law)
         except ValueError:  # a (nearly) degenerate law: only impossible outputs can be seen
+            cells += [cell(test.surface, d, Status.SAMPLED, where) for d in test.dimensions]
             continue
         if not chi_square_gof(samples, alternative, false_alarm=level).rejected:
             return ContractResult(
@@ -125,6 +151,7 @@ def check(entry: Entry, settings: Settings) -> ContractResult:
                 "declare a conformance case whose law is less concentrated",
             )
         powered += 1
+        cells += [cell(test.surface, d, Status.SAMPLED, where) for d in test.dimensions]
         if not plot:
             values, freq = _frequencies(samples)
             plot = {
@@ -140,11 +167,14 @@ def check(entry: Entry, settings: Settings) -> ContractResult:
             "no input had a law the power check could "
             "perturb; declare less concentrated conformance cases",
         )
-    surfaces = tests[0][0].call_surfaces
+    cells += [
+        cell(s, Dimension.LAW, Status.SAMPLED, f"χ² of real draws, TV {float(PERTURBATION):g}")
+        for s in surfaces
+    ]
     return ContractResult(
         NAME,
         Outcome.PASSED,
-        f"{len(tests)} χ² tests of up to {max(_size(p, settings) for p, *_ in tests)} samples, "
+        f"{len(tests)} χ² tests of up to {largest} samples, "
         f"smallest p = {worst_p:.2e} "
         f"(reject below {alpha:.1e}"
         + (
@@ -156,10 +186,7 @@ def check(entry: Entry, settings: Settings) -> ContractResult:
         data=plot,
         power=f"TV {float(PERTURBATION):g}",
         weakness=float(PERTURBATION),
-        cells=tuple(
-            cell(s, Dimension.LAW, Status.SAMPLED, f"χ² of real draws, TV {float(PERTURBATION):g}")
-            for s in surfaces
-        ),
+        cells=tuple(cells),
     )
 
 

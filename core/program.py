@@ -29,7 +29,7 @@ import numpy as np
 import numpy.typing as npt
 from gmpy2 import mpq
 
-from dpplug.errors import NotSupported
+from dpplug.errors import NotSupported, PluginFault
 from dpplug.randomness import RandomSource
 
 if TYPE_CHECKING:  # the kinds import the release laws, which import this module
@@ -100,7 +100,8 @@ class Noise(Draw):
         self.sampler, self.counts = sampler, list(counts)
 
     def sample(self, source: RandomSource) -> tuple[int, ...]:
-        return tuple(int(v) for v in self.sampler.sample(self.counts, source))
+        noisy: list[int] = self.sampler.sample(self.counts, source).tolist()
+        return tuple(noisy)
 
     def law(self) -> dict[tuple[int, ...], Any]:
         laws = [self.sampler.pmf(c) for c in self.counts]
@@ -489,6 +490,8 @@ def noise(
     served :class:`Noise` draw, so that the exact law of the caller can be computed
     (:func:`served_law`)."""
     array = np.asarray(counts, dtype=np.int64)
+    if type(source).serve is RandomSource.serve and _TRANSCRIPT.get() is None:
+        return sampler.sample(array, source)  # what serving would draw, without the copies
     outcome = _served(Noise(sampler, array.reshape(-1).tolist()), source)
     return np.array(outcome, dtype=np.int64).reshape(array.shape)
 
@@ -552,8 +555,9 @@ def served_law(call: Callable[[RandomSource], T], inspect: Inspect | None = None
     """The exact law of ``call(source)``'s output, from the code itself: every draw it asks its
     source to serve (:meth:`~dpplug.randomness.RandomSource.serve`) is enumerated with its exact
     probability, the call run once per node of the tree of outcomes (*inspect* as in
-    :func:`law`). NotSupported where a draw has no finite law or the call draws raw randomness
-    of more than :data:`MAX_RAW_OUTCOMES` outcomes."""
+    :func:`law`). NotSupported where a draw has no finite law; PluginFault where the call draws
+    raw randomness of more than :data:`MAX_RAW_OUTCOMES` outcomes (a mechanism declaring
+    :class:`~dpplug.structures.ServedDraws` then does not do what it declares)."""
 
     return enumerate_law(served_steps(call), inspect)
 
@@ -569,9 +573,9 @@ def served_steps(call: Callable[[RandomSource], Any]) -> Step:
         except _NeedOutcome as need:
             return need.draw, None
         except _Unserved as unserved:
-            raise NotSupported(
-                f"the call draws {unserved} outside its served draws, so its exact law cannot "
-                "be enumerated"
+            raise PluginFault(
+                f"it declares ServedDraws but draws {unserved} outside its served draws (ask "
+                "noise through dpplug.program.noise and run programs with dpplug.program.run)"
             ) from None
 
     return step

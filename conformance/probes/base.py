@@ -23,6 +23,7 @@ import numpy as np
 import numpy.typing as npt
 from hypothesis import strategies as st
 
+from dpplug.conformance.coverage import Status
 from dpplug.conformance.privacy_check import PrivacyCheck
 from dpplug.conformance.settings import Settings
 from dpplug.guarantee import Guarantee
@@ -30,6 +31,7 @@ from dpplug.mechanism import Mechanism
 from dpplug.plugin_registry import Entry
 from dpplug.pmf import Pmf
 from dpplug.randomness import RandomSource, SeededSource
+from dpplug.surfaces import Dimension
 from dpplug.universe import Universe
 
 #: The failure probabilities at which declared accuracy is tested on samples.
@@ -78,6 +80,9 @@ class SampledClaim:
     trials: int
     misses: Callable[[int], int]
     max_trials: int
+    #: Cells of the surface × dimension matrix the claim covers besides the accuracy's own
+    #: (a claim on data chosen to stress a size, say).
+    covers: tuple[tuple[str, Dimension], ...] = ()
 
 
 Claim = ExactClaim | SampledClaim
@@ -91,6 +96,36 @@ class Call:
     what: str
     run: Callable[[RandomSource], object]
     inputs: tuple[object, ...]
+
+
+@dataclass(frozen=True)
+class LawTest:
+    """A test of real outputs against an exact law, along cells of the surface × dimension
+    matrix (its surface along each of ``dimensions``) (the sampling-law contract runs it with its
+    other tests): ``sample(seed)`` makes the calls from seeded sources derived from the run's *seed*
+    (tests that read one call share it; the others use their own) and returns the outputs, coded as
+    integers; ``law()`` is the law they must follow and a rational bound on its total-variation
+    distance to the truth."""
+
+    surface: str
+    dimensions: tuple[Dimension, ...]
+    what: str
+    sample: Callable[[int], npt.NDArray[np.int64]]
+    law: Callable[[], tuple[Pmf, Any]]
+
+
+@dataclass(frozen=True)
+class Check:
+    """An exact or deterministic check along cells of the surface × dimension matrix
+    (``covers``: (surface, dimension) pairs), run by the contract named ``contract``:
+    ``run(settings)`` returns what is wrong, in words (empty: passed; ``NotSupported``: the cells
+    could not be reached, and why), and a passed check covers its cells with ``status``."""
+
+    covers: tuple[tuple[str, Dimension], ...]
+    contract: str
+    status: Status
+    what: str
+    run: Callable[[Settings], list[str]]
 
 
 @dataclass(frozen=True)
@@ -222,6 +257,19 @@ class Probe(ABC):
     def hygiene_problems(self, strict: bool, seed: int) -> list[str]:
         """What is wrong with real outputs: type, shape, range, canonical order, randomness only
         from the source, and a data-independent draw count if *strict*."""
+
+    # The surface × dimension matrix (dpplug.surfaces): what the kind checks along each cell
+    # beyond the contracts' own questions above.
+
+    def law_tests(self, settings: Settings) -> list[LawTest]:
+        """Tests of real outputs against exact laws for the sampling-law contract (none by
+        default)."""
+        return []
+
+    def checks(self, settings: Settings) -> list[Check]:
+        """Exact and deterministic checks, each run by the contract it names (none by
+        default)."""
+        return []
 
 
 def hostile_rows_and_mappings(known: list[Any], n: int, max_rows: int) -> st.SearchStrategy[Any]:

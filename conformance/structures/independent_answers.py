@@ -42,6 +42,7 @@ from gmpy2 import mpq
 from dpplug.bounds import Ball, ball, lower, precise, upper
 from dpplug.composition import MAX_OPTIMAL_STEPS, optimal_delta_at
 from dpplug.conformance.bounded_replay import REPLAY_BUDGET, replay_against
+from dpplug.conformance.coverage import Status, cell
 from dpplug.conformance.divergence import ENCLOSURE_PRECISIONS, exact_text, summed_loss_divergence
 from dpplug.conformance.privacy_check import PrivacyCheck
 from dpplug.conformance.settings import Settings
@@ -53,6 +54,7 @@ from dpplug.kinds.query_releaser.polynomial_law import PolynomialLaw
 from dpplug.kinds.query_releaser.structures import IndependentAnswers
 from dpplug.pmf import Pmf
 from dpplug.randomness import RandomSource
+from dpplug.surfaces import Dimension
 
 if TYPE_CHECKING:
     from dpplug.conformance.probes.query_releaser.probe import QueryReleaserProbe
@@ -307,6 +309,13 @@ class IndependentAnswersVerifier(Verifier):
                 if failure is not None:
                     return PrivacyCheck((failure,), "")
                 worst = max(worst, unexplored)
+            data, query, scaled = self._replayed()[1]
+            what = f"the first answer to {query} on {data} with another session open"
+            call = partial(self._interleaved_answer, data, query)
+            failure, unexplored = replay_against(call, laws[scaled].enclosed(), what)
+            if failure is not None:
+                return PrivacyCheck((failure,), "")
+            worst = max(worst, unexplored)
             width, pair_unexplored = scale + 1, mpq(0)
             for data, queries, (first, second) in self._replayed_pairs():
                 joint = _product(laws[first].enclosed(), laws[second].enclosed(), width)
@@ -330,6 +339,10 @@ class IndependentAnswersVerifier(Verifier):
             f"total variation above the unexplored mass is seen: {float(worst):.2g} for one "
             f"answer, {float(pair_unexplored):.2g} for a pair)",
             float(max(worst, pair_unexplored)),
+            (
+                cell("answer", Dimension.STATE, Status.EXACT, "answers with another session open"),
+                cell("start", Dimension.FORMS, Status.EXACT, "labels of other types stay apart"),
+            ),
         )
 
     def _replayed(self) -> list[tuple[dict[Any, int], dict[Any, int], int]]:
@@ -342,6 +355,9 @@ class IndependentAnswersVerifier(Verifier):
         x, others = labels[0], labels[:0:-1][: n - n // 2]
         middle = {x: n // 2}
         replayed = [({}, {x: 1}, 0), (middle, {x: 1}, n // 2 * grid), ({x: n}, {x: 1}, n * grid)]
+        twins = _twins(x, self._releaser)[: n - n // 2]
+        if twins:  # labels that look like x₀ but are not it: distinct labels stay distinct
+            replayed.append((middle | dict.fromkeys(twins, 1), {x: 1}, n // 2 * grid))
         if others:
             data = {x: n // 2} | dict.fromkeys(others, 1)
             replayed.append((data, {x: 1, others[0]: 0}, n // 2 * grid))
@@ -349,6 +365,15 @@ class IndependentAnswersVerifier(Verifier):
 
     def _first_answer(self, data: object, query: object, source: RandomSource) -> int:
         return int(self._releaser.start(data, source).answer(query) * self.probe.scale)
+
+    def _interleaved_answer(self, data: object, query: object, source: RandomSource) -> int:
+        """The first answer of a session started before another session, on other data, was
+        started and asked the same query: sessions of one releaser must not share state."""
+        first = self._releaser.start(data, source)
+        labels, n = self.probe.labels(), self._releaser.n
+        other = self._releaser.start({labels[-1]: n}, source)
+        other.answer(query)
+        return int(first.answer(query) * self.probe.scale)
 
     def _replayed_pairs(
         self,
@@ -376,6 +401,17 @@ class IndependentAnswersVerifier(Verifier):
         first, second = self._releaser.start(data, source).answers(queries)
         scale = self.probe.scale
         return int(first * scale) * (scale + 1) + int(second * scale)
+
+
+def _twins(label: Any, releaser: QueryReleaser) -> list[Any]:
+    """Labels the releaser's universe takes that differ from *label* but look like it (its text
+    as bytes, or as a string, the integer it spells): none where a universe is declared (each
+    holds one type)."""
+    if releaser.universe is not None:
+        return []
+    text = label if isinstance(label, str) else str(label)
+    found: list[Any] = [text.encode(), text] if not isinstance(label, str) else [text.encode()]
+    return [twin for twin in found if twin != label]
 
 
 def _product(first: EnclosedLaw, second: EnclosedLaw, width: int) -> EnclosedLaw:

@@ -39,6 +39,13 @@ from dpplug.pmf import Pmf
 from dpplug.randomness import RandomSource
 
 
+def epsilon_below(epsilon: Any) -> Any:
+    """ε − 2^−60·max(1, ε): far enough below ε that e^ε̃ = exp_upper(ε′, 64) (within 2^−63 of
+    e^ε′ relatively) is still below e^ε, so a guarantee rounded up stays within the budget."""
+    epsilon = mpq(epsilon)
+    return epsilon - mpq(max(1, epsilon)) / (1 << 60)
+
+
 class DiscreteGaussian(CountingQuerySampler):
     name = "discrete-gaussian"
     summary = "Unbounded discrete Gaussian noise, exact, calibrated through zCDP to (ε, δ)."
@@ -66,16 +73,17 @@ class DiscreteGaussian(CountingQuerySampler):
         super().__init__(**params)
         self.n: int | None = None
         self.d: int | None = None
-        epsilon = self.params["epsilon"]
-        self.rho = largest_rho(epsilon, self.params["delta"])
+        #: ε′, a rational a hair below ε: the guarantee is stated at a rational e^ε̃ ≥ e^ε′
+        #: (rounded up, so sound) that stays below the e^ε asked for.
+        self.epsilon_below = epsilon_below(self.params["epsilon"])
+        self.rho = largest_rho(self.epsilon_below, self.params["delta"])
         self.sigma2 = 1 / (2 * self.rho)
         self.derived = {"rho": self.rho, "sigma2": self.sigma2}
 
     @property
     def guarantee(self) -> Guarantee:
-        epsilon = self.params["epsilon"]
-        delta = zcdp_delta(self.rho, epsilon)
-        return Guarantee(exp_upper(epsilon, 64), delta, COUNT_SENSITIVITY_1)
+        delta = zcdp_delta(self.rho, self.epsilon_below)
+        return Guarantee(exp_upper(self.epsilon_below, 64), delta, COUNT_SENSITIVITY_1)
 
     def _pmf(self, count: int) -> Pmf:
         raise NotSupported(
@@ -85,6 +93,15 @@ class DiscreteGaussian(CountingQuerySampler):
 
     def _enclosed_law(self, count: int, bits: int) -> EnclosedLaw:
         return gaussian_enclosure(self.sigma2, count, bits)
+
+    def _noise_variance(self, count: int) -> float:
+        """Var of the noise, from the law enclosed at 128 bits (the same at every count: the
+        noise does not depend on it): the window holds all but 2^−128 of the mass."""
+        if "_variance" not in self.__dict__:
+            law = gaussian_enclosure(self.sigma2, 0, 128).nearest_pmf(0)
+            self.__dict__["_variance"] = float(sum(p * z * z for z, p in law.items()))
+        variance: float = self.__dict__["_variance"]
+        return variance
 
     def _sample(self, counts: npt.NDArray[np.int64], source: RandomSource) -> npt.NDArray[np.int64]:
         noise = discrete_gaussian(self.sigma2, source, counts.size)

@@ -36,6 +36,8 @@ leaves the caller's data and the global generators as they were.
 from __future__ import annotations
 
 import numbers
+import time
+from collections import Counter
 from collections.abc import Callable, Iterator
 from functools import partial
 from typing import Any, cast
@@ -45,6 +47,7 @@ import numpy.typing as npt
 from gmpy2 import mpq
 from hypothesis import strategies as st
 
+from dpplug.conformance.coverage import Status
 from dpplug.conformance.divergence import exact_text
 from dpplug.conformance.privacy_check import PrivacyCheck
 from dpplug.conformance.probes.base import (
@@ -52,6 +55,7 @@ from dpplug.conformance.probes.base import (
     LARGE,
     NOT_REPRODUCIBLE,
     Call,
+    Check,
     Claim,
     DataSpace,
     Probe,
@@ -60,6 +64,7 @@ from dpplug.conformance.probes.base import (
     quantile_plot,
     strict_time_problems,
 )
+from dpplug.conformance.probes.whole import whole_problems
 from dpplug.conformance.settings import Settings
 from dpplug.conformance.structures import verifier_for
 from dpplug.conformance.structures.noise_window import (
@@ -77,6 +82,7 @@ from dpplug.kinds.anonymized_histogram_releaser.outputs import AnonymizedHistogr
 from dpplug.pmf import Pmf
 from dpplug.program import recording
 from dpplug.randomness import RandomSource, SeededSource
+from dpplug.surfaces import Dimension
 
 #: Sorted counts of the probed histograms; consecutive entries are neighbours.
 CHAIN: tuple[tuple[int, ...], ...] = ((), (1,), (2,), (2, 1), (2, 2), (3, 2), (3, 3), (4, 3))
@@ -84,6 +90,16 @@ CHAIN: tuple[tuple[int, ...], ...] = ((), (1,), (2,), (2, 1), (2, 2), (3, 2), (3
 EXACT_ITEMS = 6
 #: Accuracy is tested on releases of this histogram (sorted counts).
 ACCURACY_DATA = (6, 4, 4, 2, 1, 1)
+#: Neighbouring pairs of large histograms (sorted counts) the size check compares exactly.
+LARGE_PAIRS = (
+    ((1,) * 5000, (1,) * 5001),
+    (((1 << 31) - 1,), (1 << 31,)),
+    (tuple(range(1100, 0, -1)), (1101, *range(1099, 0, -1))),
+)
+#: … and, simultaneously, on these, chosen to stress it: many labels, and a count past 2^31
+#: (where a release costs at most STRESS_SECONDS of CPU).
+STRESS_DATA = ((*([100] * 40), *([1] * 24)), ((1 << 31) + 5, 3, 1))
+STRESS_SECONDS = 0.02
 #: Per-query accuracy is tested on this many ranks.
 ACCURACY_RANKS = 3
 #: The most releases a sampled accuracy claim may take.
@@ -143,7 +159,7 @@ class AnonymizedProbe(Probe):
     """An anonymized-histogram releaser on the histograms of :data:`CHAIN` (see the module
     docstring)."""
 
-    call_surfaces = ("release",)
+    call_surfaces = ("release_prevalences", "release")
     law_surface = "release"
 
     @property
@@ -312,18 +328,20 @@ class AnonymizedProbe(Probe):
 
     # Accuracy.
 
-    def _errors(self, size: int, seed: int) -> dict[Any, npt.NDArray[np.int64]]:
+    def _errors(
+        self, size: int, seed: int, data: tuple[int, ...] = ACCURACY_DATA
+    ) -> dict[Any, npt.NDArray[np.int64]]:
         """Per rank (and ``None`` for the largest over ranks, or for the total), the absolute
-        errors of the first *size* seeded releases of :data:`ACCURACY_DATA`. Releases are made
+        errors of the first *size* seeded releases of *data* (sorted counts). Releases are made
         once, continued from the same source when a claim wants more, and shared by every
         claim."""
-        tables: dict[int, tuple[SeededSource, list[list[int]]]]
+        tables: dict[tuple[int, tuple[int, ...]], tuple[SeededSource, list[list[int]]]]
         tables = self.__dict__.setdefault("_error_rows", {})
-        source, rows = tables.setdefault(seed, (SeededSource(seed), []))
-        data = prevalences_of(ACCURACY_DATA).as_dict()
+        source, rows = tables.setdefault((seed, data), (SeededSource(seed), []))
+        given = prevalences_of(data).as_dict()
         while len(rows) < size:
-            rows.append(self._error_row(self.releaser.release_prevalences(data, source)))
-        table = np.array(rows[:size], dtype=np.int64)
+            rows.append(self._error_row(self.releaser.release_prevalences(given, source), data))
+        table = np.array(rows[:size], dtype=object if max(data) >= 1 << 62 else np.int64)
         keys = self._error_keys()
         return {key: table[:, i] for i, key in enumerate(keys)}
 
@@ -332,9 +350,9 @@ class AnonymizedProbe(Probe):
             return [None]
         return [*range(ACCURACY_RANKS), None]
 
-    def _error_row(self, release: AnonymizedHistogram) -> list[int]:
-        """The errors of one release, in the order of :meth:`_error_keys`."""
-        truth = list(ACCURACY_DATA)
+    def _error_row(self, release: AnonymizedHistogram, data: tuple[int, ...]) -> list[int]:
+        """The errors of one release of *data*, in the order of :meth:`_error_keys`."""
+        truth = list(data)
         if self.releaser.accuracy_scope is AccuracyScope.TOTAL:
             return [abs(release.total - sum(truth))]
         shown = release.sorted_counts()
@@ -358,14 +376,37 @@ class AnonymizedProbe(Probe):
                 ]
                 checks.append((None, "the largest error over the ranks", accuracy.simultaneous.a))
             for key, what, a in checks:
-                misses = partial(self._misses, settings.seed, key, a)
+                misses = partial(self._misses, settings.seed, key, a, ACCURACY_DATA)
                 what = f"data {_shown(ACCURACY_DATA)}: {what} exceeds a={a}"
                 size = self.sample_size(settings)
                 claims.append(SampledClaim(what, beta, size, misses, MAX_RELEASE_TRIALS))
+        return claims + self._stress_claims(settings)
+
+    def _stress_claims(self, settings: Settings) -> list[Claim]:
+        """The simultaneous bound at β = 1/20 on data chosen to stress it (:data:`STRESS_DATA`:
+        many labels, and a count past 2^31), where the releaser takes it and a release costs at
+        most :data:`STRESS_SECONDS`."""
+        claims: list[Claim] = []
+        beta = BETAS[0]
+        a = self.releaser.accuracy(beta).simultaneous.a
+        covers = (("release", Dimension.SIZE), ("release_prevalences", Dimension.SIZE))
+        for data in STRESS_DATA:
+            started = time.process_time()
+            try:
+                self.releaser.release_prevalences(
+                    prevalences_of(data).as_dict(), SeededSource(settings.seed)
+                )
+            except DpplugError:
+                continue
+            if time.process_time() - started > STRESS_SECONDS:
+                continue
+            what = f"data of {len(data)} counts up to {max(data)}: the largest error exceeds a={a}"
+            misses = partial(self._misses, settings.seed, None, a, data)
+            claims.append(SampledClaim(what, beta, 1, misses, MAX_RELEASE_TRIALS, covers))
         return claims
 
-    def _misses(self, seed: int, key: Any, a: int, size: int) -> int:
-        return int(np.count_nonzero(self._errors(size, seed)[key] > a))
+    def _misses(self, seed: int, key: Any, a: int, data: tuple[int, ...], size: int) -> int:
+        return int(np.count_nonzero(self._errors(size, seed, data)[key] > a))
 
     def accuracy_plot(self, settings: Settings) -> dict[str, Any]:
         claims = {beta: self.releaser.accuracy(beta).simultaneous.a for beta in BETAS}
@@ -507,6 +548,118 @@ class AnonymizedProbe(Probe):
                     "different releases from the same seed"
                 )
         return problems + strict_time_problems(strict, draws)
+
+    # Along the other cells of the surface × dimension matrix.
+
+    def checks(self, settings: Settings) -> list[Check]:
+        return [
+            Check(
+                (
+                    ("release", Dimension.FORMS),
+                    ("release", Dimension.LAW),
+                    ("release_prevalences", Dimension.FORMS),
+                ),
+                "hygiene",
+                Status.CHECKED,
+                "rows (also one-shot), mappings and prevalences of the same histogram give the "
+                "release of its prevalences, whose law the exact checks compare",
+                lambda s: self._form_problems(s.seed),
+            ),
+            Check(
+                (("release", Dimension.WHOLE),),
+                "hygiene",
+                Status.CHECKED,
+                "the release is an AnonymizedHistogram carrying the mechanism's declarations "
+                "(its estimators are dpplug's)",
+                lambda s: self._whole_problems(s.seed),
+            ),
+            Check(
+                (("release", Dimension.SIZE), ("release_prevalences", Dimension.SIZE)),
+                "exact-privacy",
+                Status.EXACT,
+                "neighbouring histograms of thousands of counts and of counts past 2^31, by the "
+                "coupled ratio of their noise",
+                lambda s: self._size_problems(),
+            ),
+        ]
+
+    def _form_problems(self, seed: int) -> list[str]:
+        """Besides the forms :meth:`hygiene_problems` compares, rows as a one-shot generator,
+        a Counter and a tuple must give the release of the same prevalences from one seed."""
+        for counts in HYGIENE_DATA:
+            rows = [f"x{i}" for i, c in enumerate(counts) for _ in range(c)]
+            expected = _content(
+                self.releaser.release_prevalences(
+                    prevalences_of(counts).as_dict(), SeededSource(seed)
+                )
+            )
+            for form, given in (
+                ("a generator of rows", (row for row in rows)),
+                ("a tuple of rows", tuple(rows)),
+                ("a Counter", Counter(rows)),
+            ):
+                if _content(self.releaser.release(given, SeededSource(seed))) != expected:
+                    return [
+                        f"data {_shown(counts)} as {form} gave another release from the same "
+                        "seed than its prevalences"
+                    ]
+        return []
+
+    def _whole_problems(self, seed: int) -> list[str]:
+        releaser = self.releaser
+        fixed = {"guarantee": releaser.guarantee, "mechanism": releaser.name}
+        for counts in HYGIENE_DATA:
+            data = prevalences_of(counts).as_dict()
+            release = releaser.release_prevalences(data, SeededSource(seed))
+            problems = whole_problems(releaser, release, (AnonymizedHistogram,), fixed)
+            if problems:
+                return [f"data {_shown(counts)}: {problems[0]}"]
+        return []
+
+    def _size_problems(self) -> list[str]:
+        """The coupled noise ratio (:mod:`~..structures.noise_window`) of neighbouring pairs of
+        large histograms (:data:`LARGE_PAIRS`: thousands of counts, counts past 2^31), within
+        e^ε, on a case that takes them (:meth:`_large_probe`). A release making more than one
+        noise request is checked on small histograms only (its accuracy is tested on large
+        data)."""
+        guarantee = self.guarantee
+        if not guarantee.pure:
+            raise NotSupported("the coupled check compares pure guarantees only")
+        if self._adaptive():
+            raise NotSupported("an adaptive release is checked on small histograms only")
+        probe = self._large_probe()
+        for counts, other in LARGE_PAIRS:
+            first, second = probe._replays(counts), probe._replays(other)
+            ratio = coupled_ratio(first, second, guarantee.exp_epsilon, _same_release)
+            if ratio is None or ratio > guarantee.exp_epsilon:
+                shown = "∞" if ratio is None else exact_text(ratio)
+                return [
+                    f"histograms of {len(counts)} counts up to {max(counts)}, one count apart: "
+                    f"noise ratio {shown} exceeds e^ε = {exact_text(guarantee.exp_epsilon)}"
+                ]
+        return []
+
+    def _large_probe(self) -> AnonymizedProbe:
+        """A probe of this case, or of it with one integer parameter raised to 2^13 (a public
+        bound such as a sorted histogram's length), that releases every histogram of
+        :data:`LARGE_PAIRS`."""
+        releaser = self.releaser
+        raised = [
+            {**self.params, p.name: max(self.params.get(p.name) or 0, 1 << 13)}
+            for p in type(releaser).schema
+            if p.type == "integer"
+        ]
+        for params in (self.params, *raised):
+            try:
+                made = releaser.registry_in_use().create(releaser.name, **params)
+                assert isinstance(made, AnonymizedHistogramReleaser)
+                for pair in LARGE_PAIRS:
+                    for counts in pair:
+                        made.release_prevalences(prevalences_of(counts).as_dict(), SeededSource(0))
+            except DpplugError:
+                continue
+            return AnonymizedProbe(made, params)
+        raise NotSupported("no case of the schema takes histograms of thousands of counts")
 
     def _problems(self, release: Any) -> list[str]:
         if not isinstance(release, AnonymizedHistogram):

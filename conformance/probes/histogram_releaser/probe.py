@@ -16,6 +16,9 @@ releases a few small datasets many times.
 from __future__ import annotations
 
 import numbers
+import time
+import warnings
+from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from functools import cached_property, partial
@@ -25,13 +28,16 @@ from typing import Any, cast
 import numpy as np
 import numpy.typing as npt
 from gmpy2 import mpq
+from scipy.stats import binom
 
+from dpplug.conformance.coverage import Status
 from dpplug.conformance.divergence import WorstCase
 from dpplug.conformance.privacy_check import PrivacyCheck
 from dpplug.conformance.probes.base import (
     BETAS,
     NOT_REPRODUCIBLE,
     Call,
+    Check,
     Claim,
     DataSpace,
     ExactClaim,
@@ -43,9 +49,10 @@ from dpplug.conformance.probes.base import (
     strict_time_problems,
     universe_labels,
 )
+from dpplug.conformance.probes.whole import whole_problems
 from dpplug.conformance.settings import Settings
 from dpplug.conformance.structures import Verifier, verifier_for
-from dpplug.errors import BadParameter, NotSupported
+from dpplug.errors import AccuracyWarning, BadParameter, DpplugError, NotSupported
 from dpplug.guarantee import Accuracy, Relation
 from dpplug.kinds import HistogramReleaser
 from dpplug.kinds.histogram_releaser.base import neighbours
@@ -58,6 +65,7 @@ from dpplug.kinds.histogram_releaser.outputs import (
 from dpplug.kinds.histogram_releaser.release_law import Law, bins
 from dpplug.pmf import Pmf
 from dpplug.randomness import RandomSource, SeededSource
+from dpplug.surfaces import Dimension
 from dpplug.universe import Universe
 
 Rat = Any  # gmpy2.mpq
@@ -541,6 +549,165 @@ class ReleaserProbe(Probe):
             ]
         empty = [label for label in release.labels if label not in present]
         return [f"released {empty}, whose true counts are 0"] if empty else []
+
+
+    # Along the other cells of the surface × dimension matrix.
+
+    def checks(self, settings: Settings) -> list[Check]:
+        return [
+            Check(
+                (("release", Dimension.FORMS),),
+                "hygiene",
+                Status.CHECKED,
+                "the same data in every form",
+                lambda s: self._form_problems(s.seed),
+            ),
+            Check(
+                (("release", Dimension.WHOLE),),
+                "hygiene",
+                Status.CHECKED,
+                "the release is a dpplug histogram carrying the mechanism's own declarations",
+                lambda s: self._whole_problems(s.seed),
+            ),
+            Check(
+                (("release", Dimension.SIZE),),
+                "hygiene",
+                Status.SAMPLED,
+                "labels at both ends of a large universe treated alike",
+                lambda s: self._size_problems(s),
+            ),
+        ]
+
+    def _forms(self, data: dict[Any, int]) -> list[tuple[str, object]]:
+        """*data* (a mapping) in the other forms a caller may pass: rows as a list, a tuple, a
+        one-shot generator and an iterator, a Counter, numpy counts, and numpy labels."""
+        rows = [label for label, count in data.items() for _ in range(count)]
+        forms: list[tuple[str, object]] = [
+            ("rows", rows),
+            ("a tuple of rows", tuple(rows)),
+            ("a generator of rows", (row for row in rows)),
+            ("an iterator over rows", iter(rows)),
+            ("a Counter", Counter(data)),
+            ("numpy counts", {label: np.int64(count) for label, count in data.items()}),
+        ]
+        if rows and all(isinstance(label, int) for label in rows):
+            forms.append(("a numpy array of labels", np.array(rows, dtype=np.int64)))
+        return forms
+
+    def _form_problems(self, seed: int) -> list[str]:
+        """Each form of each small dataset gives, from the same seed, the release of its
+        mapping: the kind validates every form into the same true counts before any draw."""
+        for name, data in self._datasets(seed).items():
+            if not isinstance(data, dict):
+                continue
+            expected = _content(self.releaser.release(data, SeededSource(seed)))
+            for form, given in self._forms(data):
+                found = _content(self.releaser.release(given, SeededSource(seed)))
+                if found != expected:
+                    return [
+                        f"the {name} data {data} passed as {form} gave another release from the "
+                        "same seed than as a mapping: every form of the same data must be "
+                        "released alike"
+                    ]
+        return []
+
+    def _whole_problems(self, seed: int) -> list[str]:
+        """The release is exactly a dpplug histogram over the mechanism's universe, carrying its
+        guarantee, its accuracy and its text (:func:`~..whole.whole_problems`), and a later
+        release leaves an earlier one as it was."""
+        releaser = self.releaser
+        fixed = {"universe": releaser.universe, "guarantee": releaser.guarantee}
+        fixed["mechanism"] = repr(releaser)
+        for name, data in self._datasets(seed).items():
+            release = releaser.release(data, SeededSource(seed))
+            problems = whole_problems(releaser, release, _HISTOGRAMS, fixed)
+            if problems:
+                return [f"{name} data: {problems[0]}"]
+            before = _content(release)
+            releaser.release(data, SeededSource(seed + 1))
+            if _content(release) != before:
+                return [f"{name} data: a release changed when the mechanism released again"]
+        return []
+
+    def _size_case(self) -> HistogramReleaser | None:
+        """The case over a range universe of :data:`LARGE_UNIVERSE` labels (and, where the
+        releaser takes a sampler, the fastest built-in one), if the schema takes it."""
+        params = dict(self.params)
+        params["universe"] = f"range:0:{LARGE_UNIVERSE - 1}"
+        if any(p.name == "sampler" for p in type(self.releaser).schema):
+            params["sampler"] = FAST_SAMPLER
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", AccuracyWarning)
+                made = self.releaser.registry_in_use().create(self.releaser.name, **params)
+        except DpplugError:
+            return None
+        return made if isinstance(made, HistogramReleaser) else None
+
+    def _size_problems(self, settings: Settings) -> list[str]:
+        """Over a universe of :data:`LARGE_UNIVERSE` labels (past 2^20, where chunked code ends),
+        the first and the last label, given the same count, and the second and the second to
+        last, both empty, must be released alike: the kind's releasers treat labels alike
+        (relabelling the universe relabels the release). From up to :data:`SIZE_RELEASES`
+        releases, an exact McNemar test per event "released count = true count" and "within
+        the declared a": under that symmetry, each pair's discordant outcomes are equally
+        likely either way, whatever the dependence within a release (false alarm split with
+        the other tests of the run's share)."""
+        releaser = self._size_case()
+        if releaser is None:
+            raise NotSupported(
+                f"the schema takes no range universe of {LARGE_UNIVERSE} labels for this case"
+            )
+        last = releaser.universe.size - 1
+        count = max(1, releaser.n // 3)
+        data = {0: count, last: count}
+        started = time.process_time()
+        first = releaser.release(data, SeededSource(settings.seed))
+        each = time.process_time() - started
+        releases = min(SIZE_RELEASES, int(SIZE_SECONDS / max(each, 1e-6)))
+        if releases < MIN_SIZE_RELEASES:
+            raise NotSupported(
+                f"a release over {LARGE_UNIVERSE} labels takes {each:.2g} s, too long to repeat"
+            )
+        a = releaser.accuracy(BETAS[0]).per_query.a
+        source = SeededSource(settings.seed + 1)
+        shown = [first, *(releaser.release(data, source) for _ in range(releases - 1))]
+        pairs = (((0, count), (last, count)), ((1, 0), (last - 1, 0)))
+        alpha = settings.false_alarm / (2 * len(pairs))
+        events: tuple[tuple[str, Callable[[Any, int, int], bool]], ...] = (
+            ("exact", lambda r, z, c: bool(r.count(z) == c)),
+            (f"within a = {a}", lambda r, z, c: bool(abs(r.count(z) - c) <= a)),
+        )
+        for (x, cx), (y, cy) in pairs:
+            for what, event in events:
+                only_x = sum(1 for r in shown if event(r, x, cx) and not event(r, y, cy))
+                only_y = sum(1 for r in shown if event(r, y, cy) and not event(r, x, cx))
+                if _mcnemar(only_x, only_y) < alpha:
+                    return [
+                        f"over range:0:{last}, labels {x} and {y} (true counts {cx} and {cy}) "
+                        f"are released differently: '{what}' held for {x} only in {only_x} and "
+                        f"for {y} only in {only_y} of {releases} releases (exact McNemar "
+                        f"p < {alpha:.1e}); a releaser treats every label alike"
+                    ]
+        return []
+
+
+def _mcnemar(a: int, b: int) -> float:
+    """The exact two-sided McNemar p-value of a and b discordant pairs."""
+    total = a + b
+    if total == 0:
+        return 1.0
+    return float(min(1.0, 2 * binom.cdf(min(a, b), total, 0.5)))
+
+
+#: Labels of the universe of the size check (past 2^20, with a tail no power of two divides).
+LARGE_UNIVERSE = (1 << 20) + 77
+#: The sampler the size check's case uses, where the releaser takes one (the fastest built-in).
+FAST_SAMPLER = "fixedpoint-geometric"
+#: The most releases of the size check, the fewest worth testing, and its CPU budget (seconds).
+SIZE_RELEASES = 200
+MIN_SIZE_RELEASES = 24
+SIZE_SECONDS = 4.0
 
 
 def _outside(universe: Universe) -> list[object]:

@@ -10,6 +10,7 @@ counts are within a at saturation.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from functools import partial
 from itertools import pairwise
@@ -19,14 +20,24 @@ import numpy as np
 import numpy.typing as npt
 from gmpy2 import mpq
 
+from dpplug.conformance.coverage import Status
 from dpplug.conformance.divergence import hockey_stick
 from dpplug.conformance.privacy_check import PrivacyCheck
+from dpplug.conformance.probes.arrays import (
+    LARGE_CALL,
+    aliasing_problems,
+    class_tests,
+    form_problems,
+    lag_tests,
+)
 from dpplug.conformance.probes.base import (
     EXACT_BETAS,
     Call,
+    Check,
     Claim,
     DataSpace,
     ExactClaim,
+    LawTest,
     Probe,
     array_hygiene,
     bad_count_arrays,
@@ -34,7 +45,11 @@ from dpplug.conformance.probes.base import (
     count_space,
     large_counts,
 )
-from dpplug.conformance.replay import ImplementationMismatch, implementation_law
+from dpplug.conformance.replay import (
+    ImplementationMismatch,
+    implementation_law,
+    one_element_law,
+)
 from dpplug.conformance.settings import Settings
 from dpplug.errors import NotSupported
 from dpplug.guarantee import Guarantee, Relation
@@ -42,6 +57,7 @@ from dpplug.kinds import UNBOUNDED_COUNT, PartitionSelector, Selection
 from dpplug.kinds.partition_selector.gaussian_dp import pair_slack
 from dpplug.pmf import Pmf
 from dpplug.randomness import RandomSource, SeededSource
+from dpplug.surfaces import Dimension
 
 
 def selector_privacy(selector: PartitionSelector) -> list[str]:
@@ -289,6 +305,216 @@ class SelectorProbe(Probe):
             strict,
             seed,
         )
+
+    # Along the other cells of the surface × dimension matrix.
+
+    def _classes(self) -> list[int]:
+        """Unit counts of the large mixed calls: 0, 1, the middle, the saturation and past it,
+        and counts up to the largest accepted (near 2^16, 2^31, 2^53 and 2^62)."""
+        s = self.selector.saturation
+        huge = [(1 << 16) - 1, 1 << 16, (1 << 31) + 1, (1 << 53) + 1, UNBOUNDED_COUNT - 1]
+        return sorted({0, 1, self.inputs[len(self.inputs) // 2], s, s + 1, *huge})
+
+    def _law(self, units: int) -> tuple[Pmf, Any]:
+        return self.selector.output_pmf(units), 0
+
+    def _selected(self, units: npt.NDArray[np.int64], source: RandomSource) -> Any:
+        """What ``select`` releases per partition, coded as :meth:`draw` codes it."""
+        selection = self.selector.select(units, source)
+        if selection.noisy_counts is None:
+            return np.asarray(selection.keep).astype(np.int64)
+        return np.where(selection.keep, selection.noisy_counts, 0)
+
+    def _decided(self, units: npt.NDArray[np.int64], source: RandomSource) -> Any:
+        """One decider's decisions, one call per partition, in order."""
+        decide = self.selector.decider(source)
+        return np.array([int(bool(decide(int(u)))) for u in units], dtype=np.int64)
+
+    def law_tests(self, settings: Settings) -> list[LawTest]:
+        """``select`` and ``decider`` on one large call of mixed unit counts (every class's law)
+        and of one unit count (independent outputs at each lag)."""
+        middle = self.inputs[len(self.inputs) // 2]
+        classes = self._classes()
+        select, decide = f"{self.where}: select()", f"{self.where}: decider()"
+        tests = [
+            *class_tests("select", select, self._selected, classes, self._law, 11),
+            *lag_tests("select", select, self._selected, middle, self._law, 12),
+        ]
+        decided = class_tests("decider", decide, self._decided, classes, self._keep_law, 13)
+        lagged = lag_tests("decider", decide, self._decided, middle, self._keep_law, 14)
+        tests += [
+            dataclasses.replace(t, dimensions=(*t.dimensions, Dimension.BATCH)) for t in decided
+        ]
+        tests += [dataclasses.replace(t, dimensions=(Dimension.STATE,)) for t in lagged]
+        return tests
+
+    def _keep_law(self, units: int) -> tuple[Pmf, Any]:
+        keep = self.selector.keep_probability(units)
+        return Pmf({0: 1 - keep, 1: keep}), 0
+
+    def checks(self, settings: Settings) -> list[Check]:
+        selector = self.selector
+        units = count_inputs(0, selector.saturation + 5, settings.seed)["mixed"][:4, :4]
+        checks = [
+            Check(
+                (("select", Dimension.FORMS),),
+                "hygiene",
+                Status.CHECKED,
+                "the same unit counts in every form",
+                lambda s: form_problems(selector.select, units, _same_selection, s.seed),
+            ),
+            Check(
+                (("select", Dimension.WHOLE),),
+                "hygiene",
+                Status.CHECKED,
+                "a Selection of the input's shape, 0 where dropped, the caller's own",
+                lambda s: self._whole_problems(units, s.seed),
+            ),
+            Check(
+                (("select", Dimension.SIZE),),
+                "exact-privacy",
+                Status.EXACT,
+                "select() replayed at unit counts up to 2^62, and one partition of a call of "
+                f"{LARGE_CALL} explored exactly with the others' draws fixed",
+                lambda s: self._huge_replay_problems() or self._element_problems(s.seed),
+            ),
+            Check(
+                (("keep_probability", Dimension.SIZE),),
+                "exact-privacy",
+                Status.EXACT,
+                "neighbouring laws compared at unit counts up to 2^62",
+                lambda s: self._huge_law_problems(),
+            ),
+            Check(
+                (("kept_from", Dimension.NUMBERS),),
+                "accuracy",
+                Status.EXACT,
+                "kept_from(β) against the exact keep probabilities",
+                lambda s: self._kept_from_problems(),
+            ),
+        ]
+        checks.append(
+            Check(
+                (("decider", Dimension.LAW), ("decider", Dimension.SIZE)),
+                "exact-privacy",
+                Status.EXACT,
+                "a decider's decision replayed at the replayed unit counts and up to 2^62",
+                lambda s: self._decider_problems(),
+            )
+        )
+        return checks
+
+    def _whole_problems(self, units: npt.NDArray[np.int64], seed: int) -> list[str]:
+        selection = self.selector.select(units, SeededSource(seed))
+        if type(selection) is not Selection:
+            return [f"select() returned a {type(selection).__name__}, not a dpplug Selection"]
+        if selection.noisy_counts is not None and np.any(selection.noisy_counts[~selection.keep]):
+            return ["a dropped partition has a noisy count other than 0"]
+        return aliasing_problems(self.selector.select, _selection_arrays, units, seed)
+
+    def _replay(
+        self, call: Callable[[RandomSource], int], units: int, declared: dict[int, Any]
+    ) -> list[str]:
+        """*call*'s exact law at *units* against *declared*."""
+        try:
+            replay = implementation_law(call, max_runs=REPLAY_RUNS)
+        except ImplementationMismatch as exc:
+            return [f"at {units} units: {exc}"]
+        if replay.law != declared:
+            return [
+                f"at {units} units it releases {dict(sorted(replay.law.items()))}, but "
+                f"output_pmf({units}) declares {dict(sorted(declared.items()))}"
+            ]
+        return []
+
+    def _huge_replay_problems(self) -> list[str]:
+        """``select`` replayed exactly at the huge unit counts of :meth:`_classes`."""
+        for units in self._classes():
+            if units >= 1 << 16:
+                law = {z: p for z, p in self.selector.output_pmf(units).items() if p}
+                problems = self._replay(partial(self._decide_one, units), units, law)
+                if problems:
+                    return [f"select() {problems[0]}"]
+        return []
+
+    def _element_problems(self, seed: int) -> list[str]:
+        """The last partition of one large mixed call of ``select`` and of a decider
+        (:func:`~..replay.one_element_law`), each where it makes one draw per partition."""
+        classes = self._classes()
+        values = np.asarray(classes, dtype=np.int64)[np.arange(LARGE_CALL) % len(classes)]
+        selector = self.selector
+
+        def output_law(units: int) -> dict[Any, Any]:
+            return dict(selector.output_pmf(units).items())
+
+        def keep_law(units: int) -> dict[Any, Any]:
+            keep = selector.keep_probability(units)
+            return {0: 1 - keep, 1: keep}
+
+        problems = []
+        for what, call, law in (
+            ("select()", self._selected, output_law),
+            ("decider()", self._decided, keep_law),
+        ):
+            try:
+                found = one_element_law(call, values, law, seed)
+            except NotSupported:
+                continue
+            if found is not None:
+                problems.append(f"{what}: {found}")
+        return problems
+
+    def _huge_law_problems(self) -> list[str]:
+        """The per-partition guarantee between the declared laws at u and u + 1 for the huge u of
+        :meth:`_classes` (the exact check compares neighbours only up to the saturation, past
+        which the kind says they repeat)."""
+        per = self.selector.per_partition
+        for units in self._classes():
+            if units < 1 << 16:
+                continue
+            p, q = self.selector.output_pmf(units), self.selector.output_pmf(units + 1)
+            worst = max(hockey_stick(p, q, per.exp_epsilon), hockey_stick(q, p, per.exp_epsilon))
+            if worst > per.delta:
+                return [
+                    f"the laws at {units} and {units + 1} units have divergence "
+                    f"{float(worst):.3g} above the per-partition δ = {float(per.delta):.3g}"
+                ]
+        return []
+
+    def _decider_problems(self) -> list[str]:
+        """A fresh decider's first decision, replayed exactly, at the unit counts ``select`` is
+        replayed at and at the huge ones, against the keep probability."""
+        for units in sorted({*replayed_units(self.selector), *self._classes()}):
+            keep = self.selector.keep_probability(units)
+            law = {z: p for z, p in {0: 1 - keep, 1: keep}.items() if p}
+            problems = self._replay(partial(_first_decision, self.selector, units), units, law)
+            if problems:
+                return [f"decider() {problems[0]}"]
+        return []
+
+    def _kept_from_problems(self) -> list[str]:
+        selector = self.selector
+        keep = [selector.keep_probability(n) for n in range(selector.saturation + 1)]
+        for beta in EXACT_BETAS:
+            declared = selector.kept_from(beta)
+            true = next((n for n, p in enumerate(keep) if p >= 1 - beta), selector.saturation)
+            if declared != true:
+                return [
+                    f"kept_from({beta}) = {declared}, but {true} is the smallest unit count kept "
+                    f"with probability ≥ 1 − β"
+                ]
+        return []
+
+
+def _first_decision(selector: PartitionSelector, units: int, source: RandomSource) -> int:
+    return int(bool(selector.decider(source)(units)))
+
+
+def _selection_arrays(selection: Any) -> list[npt.NDArray[Any]]:
+    if not isinstance(selection, Selection):
+        raise TypeError(f"select() returned {type(selection).__name__}, not a Selection")
+    arrays = [np.asarray(selection.keep)]
+    return arrays if selection.noisy_counts is None else [*arrays, selection.noisy_counts]
 
 
 def _selection_problems(counts: npt.NDArray[np.int64], out: Any) -> list[str]:

@@ -36,6 +36,7 @@ import math
 import numbers
 import pickle
 import random
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 from fractions import Fraction
@@ -45,12 +46,14 @@ from typing import Any, cast
 import numpy as np
 import numpy.typing as npt
 
+from dpplug.conformance.coverage import Status
 from dpplug.conformance.privacy_check import PrivacyCheck
 from dpplug.conformance.probes.base import (
     BETAS,
     LARGE,
     NOT_REPRODUCIBLE,
     Call,
+    Check,
     Claim,
     DataSpace,
     Probe,
@@ -59,13 +62,16 @@ from dpplug.conformance.probes.base import (
     large_label_calls,
     quantile_plot,
 )
+from dpplug.conformance.probes.whole import whole_problems
 from dpplug.conformance.settings import Settings
 from dpplug.conformance.structures import Verifier, verifier_for
 from dpplug.errors import BadParameter, DpplugError, NotSupported
 from dpplug.kinds import QueryReleaser
+from dpplug.kinds.query_releaser.projections import SparseProjection
 from dpplug.kinds.query_releaser.queries import QueryAnswers
 from dpplug.pmf import Pmf
 from dpplug.randomness import RandomSource, SeededSource
+from dpplug.surfaces import Dimension
 from dpplug.universe import Universe
 
 #: Labels the probe uses (the universe's first, or these when no universe is declared).
@@ -74,6 +80,13 @@ PROBE_LABELS = 6
 ROWS_LIMIT = 10_000
 #: The most releases a sampled accuracy claim may take (each answers the k workload queries).
 MAX_RELEASE_TRIALS = 50_000
+#: Seeds at which a non-interactive release's hash is compared across data, and the most labels
+#: of the data it is compared on.
+HASH_SEEDS = 64
+MANY_LABELS = 256
+#: The size case of the accuracy claims' stress test: n·W = 2^72, past every machine integer.
+STRESS_N = 1 << 40
+STRESS_GRID = 1 << 32
 
 
 def probe_labels(releaser: QueryReleaser, count: int = PROBE_LABELS) -> list[Any]:
@@ -241,7 +254,27 @@ class QueryReleaserProbe(Probe):
                 claims.append(
                     SampledClaim(f"{what} grid units", beta, trials, misses, MAX_RELEASE_TRIALS)
                 )
-        return claims
+        return claims + self._stress_claims(settings)
+
+    def _stress_claims(self, settings: Settings) -> list[Claim]:
+        """The first query's per-query bound at β = 1/20 on a case of the schema's largest n and
+        grid W (up to 2^40 and 2^32), where n·W is past 2^63 and narrow or float arithmetic on
+        scaled answers breaks, if the schema takes it."""
+        releaser = self.releaser
+        params = {**self.params, "n": STRESS_N, "grid": STRESS_GRID}
+        try:
+            made = releaser.registry_in_use().create(releaser.name, **params)
+        except DpplugError:
+            return []
+        assert isinstance(made, QueryReleaser)
+        stressed = QueryReleaserProbe(made, params)
+        beta = BETAS[0]
+        a = made.accuracy(beta).per_query.a
+        what = f"n = {STRESS_N}, W = {STRESS_GRID}: the first query's error exceeds a={a}"
+        misses = partial(stressed._misses, settings.seed, "first", a)
+        covers = (("start", Dimension.SIZE), ("answer", Dimension.SIZE))
+        trials = self.sample_size(settings) // 4
+        return [SampledClaim(what, beta, trials, misses, MAX_RELEASE_TRIALS // 4, covers)]
 
     def _misses(self, seed: int, which: str, a: int, trials: int) -> int:
         return int(np.count_nonzero(getattr(self._errors(trials, seed), which) > a))
@@ -396,6 +429,109 @@ class QueryReleaserProbe(Probe):
         if releaser.interactive:
             problems += _data_dependent(public)
         return problems
+
+    # Along the other cells of the surface × dimension matrix.
+
+    def checks(self, settings: Settings) -> list[Check]:
+        return [
+            Check(
+                (("start", Dimension.FORMS),),
+                "hygiene",
+                Status.CHECKED,
+                "the same data in every form",
+                lambda s: self._form_problems(s.seed),
+            ),
+            Check(
+                (("answers", Dimension.LAW), ("answers", Dimension.BATCH)),
+                "hygiene",
+                Status.CHECKED,
+                "a workload answered in one call and one query per call alike",
+                lambda s: self._batch_problems(s.seed),
+            ),
+            Check(
+                (("start", Dimension.WHOLE),),
+                "hygiene",
+                Status.CHECKED,
+                "a release carries the mechanism's declaration, and its public part does not "
+                "depend on the data",
+                lambda s: self._whole_problems(s.seed),
+            ),
+        ]
+
+    def _forms(self, data: dict[Any, int]) -> list[tuple[str, object]]:
+        rows = [label for label, count in data.items() for _ in range(count)]
+        forms: list[tuple[str, object]] = [
+            ("rows", rows),
+            ("a tuple of rows", tuple(rows)),
+            ("a generator of rows", (row for row in rows)),
+            ("a Counter", Counter(data)),
+            ("numpy counts", {label: np.int64(count) for label, count in data.items()}),
+        ]
+        if rows and all(isinstance(label, int) for label in rows):
+            forms.append(("a numpy array of labels", np.array(rows, dtype=np.int64)))
+        return forms
+
+    def _form_problems(self, seed: int) -> list[str]:
+        """Each form of each small mapping gives, from the same seed, the answers of the mapping
+        to the workload."""
+        queries = workload_queries(self.releaser, seed)
+        for name, data in self._datasets().items():
+            if not isinstance(data, dict) or not data:
+                continue
+            expected = self._release_answers(queries, data, SeededSource(seed))
+            for form, given in self._forms(data):
+                if self._release_answers(queries, given, SeededSource(seed)) != expected:
+                    return [
+                        f"the {name} data {data} passed as {form} gave other answers from the "
+                        "same seed than as a mapping"
+                    ]
+        return []
+
+    def _batch_problems(self, seed: int) -> list[str]:
+        """``answers(workload)`` and one ``answer`` per query give the same answers from the same
+        seed (a session validates a batch, then answers it query by query)."""
+        queries = workload_queries(self.releaser, seed)
+        for name, data in self._datasets().items():
+            together = self.releaser.start(data, SeededSource(seed)).answers(queries)
+            release = self.releaser.start(data, SeededSource(seed))
+            one_by_one = [release.answer(query) for query in queries]
+            if together != one_by_one:
+                return [
+                    f"{name} data: answers(workload) gave {together[:3]}…, one answer per call "
+                    f"{one_by_one[:3]}… from the same seed"
+                ]
+        return []
+
+    def _whole_problems(self, seed: int) -> list[str]:
+        """A non-interactive release is exactly a dpplug SparseProjection with the mechanism's
+        declaration, and its hash does not depend on the data (the same from one seed on the
+        empty data and on data of many labels, at :data:`HASH_SEEDS` seeds); a session's
+        declaration is the mechanism's."""
+        releaser = self.releaser
+        declaration = releaser.declaration()
+        labels = self.labels(min(releaser.n, MANY_LABELS))
+        many = dict.fromkeys(labels, 1)
+        for name, data in self._datasets().items():
+            release = releaser.start(data, SeededSource(seed))
+            if release.declaration != declaration:
+                return [f"{name} data: the release's declaration is not the mechanism's"]
+            if not releaser.interactive and isinstance(release, SparseProjection):
+                problems = whole_problems(
+                    releaser, release, (SparseProjection,), {"declaration": declaration}
+                )
+                if problems:
+                    return [f"{name} data: {problems[0]}"]
+        if releaser.interactive:
+            return []
+        for s in range(seed, seed + HASH_SEEDS):
+            empty = releaser.start({}, SeededSource(s))
+            full = releaser.start(many, SeededSource(s))
+            if getattr(empty, "hash", None) != getattr(full, "hash", None):
+                return [
+                    f"from seed {s}, the release's hash on the empty data and on {len(many)} "
+                    "labels differ: its public part depends on the data"
+                ]
+        return []
 
     def _release_problems(self, release: QueryAnswers, source: SeededSource) -> list[str]:
         if not release.interactive:

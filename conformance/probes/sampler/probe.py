@@ -9,10 +9,12 @@ binomial test otherwise.
 from __future__ import annotations
 
 import bisect
+import math
 import random
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cached_property, partial
+from itertools import pairwise
 from typing import Any, cast
 
 import numpy as np
@@ -20,6 +22,7 @@ import numpy.typing as npt
 from gmpy2 import mpq
 
 from dpplug.conformance.bounded_replay import REPLAY_BUDGET, replay_against
+from dpplug.conformance.coverage import Status, cell
 from dpplug.conformance.divergence import (
     ENCLOSURE_PRECISIONS,
     WorstCase,
@@ -28,13 +31,22 @@ from dpplug.conformance.divergence import (
     exact_text,
 )
 from dpplug.conformance.privacy_check import PrivacyCheck
+from dpplug.conformance.probes.arrays import (
+    LARGE_CALL,
+    aliasing_problems,
+    class_tests,
+    form_problems,
+    lag_tests,
+)
 from dpplug.conformance.probes.base import (
     BETAS,
     EXACT_BETAS,
     Call,
+    Check,
     Claim,
     DataSpace,
     ExactClaim,
+    LawTest,
     Probe,
     SampledClaim,
     array_hygiene,
@@ -44,13 +56,18 @@ from dpplug.conformance.probes.base import (
     large_counts,
     quantile_plot,
 )
-from dpplug.conformance.replay import ImplementationMismatch, implementation_law
+from dpplug.conformance.replay import (
+    ImplementationMismatch,
+    implementation_law,
+    one_element_law,
+)
 from dpplug.conformance.settings import Settings
 from dpplug.errors import BadParameter, NotSupported
 from dpplug.guarantee import Guarantee, Relation
-from dpplug.kinds import CountingQuerySampler
+from dpplug.kinds import UNBOUNDED_COUNT, CountingQuerySampler
 from dpplug.pmf import Pmf
 from dpplug.randomness import RandomSource, SeededSource
+from dpplug.surfaces import Dimension
 
 Rat = Any  # gmpy2.mpq
 
@@ -335,12 +352,14 @@ class SamplerProbe(Probe):
                 )
             if problems:
                 break
-        parts = []
+        parts, cells = [], []
         if sampler.d is not None:
             parts.append(f"M(c, u) and F against the pmf at {len(counts)} counts")
+            cells.append(cell("M(c, u)", Dimension.LAW, Status.EXACT, parts[-1]))
         if replayed:
             parts.append(f"sample() replayed exactly at {replayed} counts")
-        return PrivacyCheck(tuple(problems[:1]), "; ".join(parts), code_tv)
+            cells.append(cell("sample", Dimension.LAW, Status.EXACT, parts[-1]))
+        return PrivacyCheck(tuple(problems[:1]), "; ".join(parts), code_tv, tuple(cells))
 
     def _bounded_replay(self) -> PrivacyCheck:
         """``sample()`` at each of :attr:`inputs` replayed against the enclosed law down to a
@@ -473,6 +492,150 @@ class SamplerProbe(Probe):
             seed,
         )
 
+    # Along the other cells of the surface × dimension matrix.
+
+    def _classes(self) -> list[int]:
+        """The counts of the large mixed call (:func:`~..arrays.class_tests`): both ends, their
+        neighbours and the middle; without a count bound, counts up to the largest accepted
+        (near 2^31, 2^32, 2^53 and 2^62, both signs)."""
+        n = self.sampler.n
+        if n is not None:
+            return sorted({0, 1, n // 2, max(0, n - 1), n})
+        top = UNBOUNDED_COUNT - (1 << 10)
+        huge = [(1 << 31) - 1, 1 << 31, (1 << 32) + 1, (1 << 53) + 1, top]
+        return [0, 1, -1, *huge, *(-c for c in huge)]
+
+    def law_tests(self, settings: Settings) -> list[LawTest]:
+        """The large mixed call's classes, and independence of outputs of one large call."""
+        sampler, what = self.sampler, f"{self.where}: sample()"
+        middle = self.inputs[len(self.inputs) // 2]
+        return [
+            *class_tests("sample", what, sampler.sample, self._classes(), self.tested_law, 1),
+            *lag_tests("sample", what, sampler.sample, middle, self.tested_law, 2),
+        ]
+
+    def checks(self, settings: Settings) -> list[Check]:
+        sampler = self.sampler
+        low, high = self._hygiene_range()
+        counts = count_inputs(low, high, settings.seed)["mixed"][:4, :4]
+        checks = [
+            Check(
+                (("sample", Dimension.FORMS),),
+                "hygiene",
+                Status.CHECKED,
+                "the same counts in every form",
+                lambda s: form_problems(sampler.sample, counts, _same_array, s.seed),
+            ),
+            Check(
+                (("sample", Dimension.WHOLE),),
+                "hygiene",
+                Status.CHECKED,
+                "an integer array of the input's shape, the caller's own",
+                lambda s: aliasing_problems(sampler.sample, _arrays, counts, s.seed),
+            ),
+            Check(
+                (("sample", Dimension.SIZE),),
+                "exact-privacy",
+                Status.EXACT,
+                f"one element of a call of {LARGE_CALL} counts, its draw explored exactly with "
+                "the others fixed",
+                lambda s: _element_problems(self, s.seed),
+            ),
+            Check(
+                (("noise_std", Dimension.NUMBERS),),
+                "accuracy",
+                Status.EXACT,
+                "noise_std against the standard deviation of the exact law",
+                lambda s: self._std_problems(),
+            ),
+        ]
+        if sampler.d is not None:
+            checks.append(
+                Check(
+                    (
+                        ("M(c, u)", Dimension.SIZE),
+                        ("pmf", Dimension.SIZE),
+                        ("sample", Dimension.SIZE),
+                    ),
+                    "exact-privacy",
+                    Status.EXACT,
+                    "M(c, u), F and sample() at n up to the schema's limit",
+                    lambda s: self._large_n_problems(s.seed),
+                )
+            )
+        else:
+            checks.append(
+                Check(
+                    (("pmf", Dimension.SIZE),),
+                    "exact-privacy",
+                    Status.EXACT,
+                    "the declared law at counts up to the largest accepted",
+                    lambda s: self._huge_count_problems(),
+                )
+            )
+        return checks
+
+    def _std_problems(self) -> list[str]:
+        """``noise_std(c)`` against the standard deviation of the declared law at each count
+        of the large call (the law's own variance, tails in closed form; for an enclosed law,
+        within its width)."""
+        sampler = self.sampler
+        for count in self._classes():
+            declared = sampler.noise_std(count)
+            if self.exact_law:
+                variance = float(CountingQuerySampler._noise_variance(sampler, count))
+            else:
+                law = sampler.enclosed_law(count).nearest_pmf(count)
+                mean = sum((p * (z - count) for z, p in law.items()), mpq(0))
+                second = sum((p * (z - count) ** 2 for z, p in law.items()), mpq(0))
+                variance = float(second - mean * mean)
+            true = math.sqrt(variance)
+            if abs(declared - true) > 1e-9 * max(true, 1.0):
+                return [
+                    f"noise_std({count}) = {declared:.9g}, but the declared law's standard "
+                    f"deviation is {true:.9g} (PipelineDP reports noise_std as the noise's)"
+                ]
+        return []
+
+    def _huge_count_problems(self) -> list[str]:
+        """Without a count bound: the declared law at counts up to the largest accepted sums to
+        one and is centred where the count is (its mode within the accuracy of it)."""
+        sampler = self.sampler
+        a = sampler.accuracy(BETAS[0]).per_query.a
+        for count in self._classes():
+            law, _ = self.tested_law(count)
+            if abs(law.total() - 1) > mpq(1, 1 << 60):
+                return [f"the law at count {count} sums to {float(law.total())}"]
+            mode = max(law, key=law.prob)
+            if abs(mode - count) > a:
+                return [f"the law at count {count} peaks at {mode}, farther than a = {a}"]
+        return []
+
+    def _large_n_problems(self, seed: int) -> list[str]:
+        """At n = 2^16, 2^31, 2^53 and the schema's largest (those the schema takes, while d has
+        at most :data:`LARGE_N_BITS` bits): F(c, −1) = 0 and F(c, n) = d, and at counts 0, n/2,
+        n and a seeded one, M(c, u) is the inverse of F(c, ·) on both sides of the steps next
+        to c and at random u among them, and ``sample()`` served that u gives M(c, u) (where it
+        draws one U(d), or 2^k bits with d = 2^k)."""
+        checked = 0
+        for n in _size_ladder(self.sampler):
+            try:
+                sampler = self.sampler.registry_in_use().create(
+                    self.sampler.name, **{**self.params, "n": n}
+                )
+            except BadParameter:
+                continue
+            assert isinstance(sampler, CountingQuerySampler) and sampler.d is not None
+            if checked and sampler.d.bit_length() > LARGE_N_BITS:
+                break
+            checked += 1
+            problems = _points_problems(sampler, seed)
+            if problems:
+                return [f"at n = {n}: {problems[0]}"]
+        if not checked:
+            raise NotSupported("the schema takes no n of the size ladder")
+        return []
+
     def _output_problems(self, counts: npt.NDArray[np.int64], out: Any) -> list[str]:
         if not isinstance(out, np.ndarray) or out.dtype.kind not in "iu":
             return [f"outputs are {getattr(out, 'dtype', type(out))}, not integers"]
@@ -567,3 +730,128 @@ def _cdf_problems(
                 "inverse of its scaled CDF)"
             ], RANDOM_SHARE
     return [], RANDOM_SHARE
+
+
+def _element_problems(probe: SamplerProbe, seed: int) -> list[str]:
+    """The last element of one large mixed call (:func:`~..replay.one_element_law`)."""
+    classes = probe._classes()
+    values = np.asarray(classes, dtype=np.int64)[np.arange(LARGE_CALL) % len(classes)]
+    found = one_element_law(probe.sampler.sample, values, _pmf_of(probe.sampler), seed)
+    return [] if found is None else [found]
+
+
+def _pmf_of(sampler: CountingQuerySampler) -> Callable[[int], dict[Any, Any]]:
+    def law(count: int) -> dict[Any, Any]:
+        return dict(sampler.pmf(count).items())
+
+    return law
+
+
+def _same_array(a: Any, b: Any) -> bool:
+    return isinstance(a, np.ndarray) and a.shape == b.shape and bool(np.array_equal(a, b))
+
+
+def _arrays(output: Any) -> list[npt.NDArray[Any]]:
+    if not isinstance(output, np.ndarray) or output.dtype.kind not in "iu":
+        raise TypeError(f"sample() returned {type(output).__name__}, not an integer array")
+    return [output]
+
+
+def _size_ladder(sampler: CountingQuerySampler) -> list[int]:
+    """n = 2^16, 2^31, 2^53 and the schema's largest, those above the case's n."""
+    high = next((p.high for p in type(sampler).schema if p.name == "n"), None)
+    ladder = [1 << 16, 1 << 31, 1 << 53, *([int(high)] if high is not None else [])]
+    return sorted({n for n in ladder if high is None or n <= high})
+
+
+#: Random u per count in the large-n checks.
+LARGE_N_POINTS = 4
+#: Steps of F(c, ·) on each side of c checked in the large-n checks.
+LARGE_N_STEPS = 2
+#: Rungs of the size ladder whose d has more bits than this are not checked (their arithmetic
+#: costs seconds per call); the first rung always is.
+LARGE_N_BITS = 1 << 20
+
+
+def _points_problems(sampler: CountingQuerySampler, seed: int) -> list[str]:
+    """The large-n checks of :meth:`SamplerProbe._large_n_problems` on one sampler."""
+    n, d = sampler.n, sampler.d
+    assert n is not None and d is not None
+    rng = random.Random(seed)  # chooses test points only
+    for count in sorted({0, n // 2, n, rng.randrange(n + 1)}):
+        if sampler.scaled_cdf(-1, count) != 0 or sampler.scaled_cdf(n, count) != d:
+            return [f"F({count}, −1) and F({count}, n) are not 0 and d"]
+        zs = list(range(max(0, count - LARGE_N_STEPS), min(n, count + LARGE_N_STEPS) + 1))
+        cdf = [sampler.scaled_cdf(z, count) for z in [zs[0] - 1, *zs]]
+        if any(a > b for a, b in pairwise(cdf)):
+            return [f"F({count}, ·) decreases between {zs[0] - 1} and {zs[-1]}"]
+        points = {u for below, at in pairwise(cdf) if below < at for u in (below + 1, at)}
+        points |= {rng.randrange(cdf[0] + 1, cdf[-1] + 1) for _ in range(LARGE_N_POINTS)}
+        for u in sorted(points):
+            expected = zs[0] + bisect.bisect_left(cdf, u, lo=1) - 1
+            found = sampler(count, u)
+            if found != expected:
+                return [
+                    f"M({count}, u={u}) = {found}, but the inverse of its scaled CDF gives "
+                    f"{expected}"
+                ]
+            served = _served_sample(sampler, count, u)
+            if served is not None and served != expected:
+                return [
+                    f"sample([{count}]) given u = {u} returned {served}, but M({count}, u) = "
+                    f"{expected}"
+                ]
+    return []
+
+
+def _served_sample(sampler: CountingQuerySampler, count: int, u: int) -> int | None:
+    """``sample([count])`` with its one draw answered u (U(d)) or u − 1 (2^k bits with d = 2^k);
+    None when it draws otherwise."""
+    assert sampler.d is not None
+    source = _OneDraw(sampler.d, u)
+    try:
+        value = int(sampler.sample(np.array([count], dtype=np.int64), source)[0])
+    except _OtherDraw:
+        return None
+    return value if source.served == 1 else None
+
+
+class _OtherDraw(Exception):
+    pass
+
+
+class _OneDraw(RandomSource):
+    """Serves one value: u for U(d), u − 1 for bits(k) with 2^k = d; refuses anything else."""
+
+    def __init__(self, d: int, u: int) -> None:
+        super().__init__()
+        self.d, self.u, self.served = d, u, 0
+
+    def _take(self, value: int) -> int:
+        self.served += 1
+        if self.served > 1:
+            raise _OtherDraw
+        return value
+
+    def uniform(self, d: int) -> int:
+        if int(d) != self.d:
+            raise _OtherDraw
+        return self._take(self.u)
+
+    def bits(self, k: int) -> int:
+        if 1 << k != self.d:
+            raise _OtherDraw
+        return self._take(self.u - 1)
+
+    def uniform_array(self, d: int, size: int) -> npt.NDArray[np.int64]:
+        if size != 1:
+            raise _OtherDraw
+        return np.array([self.uniform(d)], dtype=np.int64)
+
+    def bits_array(self, k: int, size: int) -> npt.NDArray[np.uint64]:
+        if size != 1:
+            raise _OtherDraw
+        return np.array([self.bits(k)], dtype=np.uint64)
+
+    def random_bytes(self, count: int) -> bytes:
+        raise _OtherDraw
