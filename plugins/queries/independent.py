@@ -27,7 +27,12 @@ from dpplug.discrete_noise import discrete_laplace, laplace_error
 from dpplug.guarantee import Accuracy, ErrorBound, Guarantee
 from dpplug.kinds import QueryReleaser
 from dpplug.params import Schema
-from dpplug.plugins.queries.workload import ADD_REMOVE_ROW, releaser_params, set_public
+from dpplug.plugins.queries.workload import (
+    ADD_REMOVE_ROW,
+    declared_loss,
+    releaser_params,
+    set_public,
+)
 from dpplug.polynomial_law import PolynomialLaw, clamped_laplace_law
 from dpplug.queries import Declaration, LabelCounts, QuerySession, SparseQuery, clamp
 from dpplug.randomness import RandomSource
@@ -58,7 +63,8 @@ class IndependentLaplace(QueryReleaser):
         super().__init__(**params)
         set_public(self, self.params)
         k = self.workload.max_queries
-        self.budget: StepBudget = step_budget(self.params["epsilon"], self.params["delta"], k)
+        run, self.exp_epsilon = declared_loss(self.params["epsilon"])
+        self.budget: StepBudget = step_budget(run, self.params["delta"], k)
         #: The discrete Laplace scale on the scaled answer: sensitivity W over ε₀.
         self.noise_scale = mpq(self.workload.grid) / self.budget.epsilon0
         self.derived = {
@@ -69,7 +75,7 @@ class IndependentLaplace(QueryReleaser):
 
     @property
     def guarantee(self) -> Guarantee:
-        return Guarantee(self.budget.exp_epsilon, self.budget.delta, ADD_REMOVE_ROW)
+        return Guarantee(self.exp_epsilon, self.budget.delta, ADD_REMOVE_ROW)
 
     def _accuracy(self, beta: Any) -> Accuracy:
         k, scale = self.workload.max_queries, self.n * self.workload.grid

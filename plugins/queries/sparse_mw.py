@@ -65,7 +65,12 @@ from dpplug.guarantee import Accuracy, ErrorBound, Guarantee
 from dpplug.kinds import QueryReleaser
 from dpplug.params import Schema
 from dpplug.plugins.queries.multiplicative_weights import SparseWeights
-from dpplug.plugins.queries.workload import ADD_REMOVE_ROW, releaser_params, set_public
+from dpplug.plugins.queries.workload import (
+    ADD_REMOVE_ROW,
+    declared_loss,
+    releaser_params,
+    set_public,
+)
 from dpplug.queries import Declaration, LabelCounts, QuerySession, SparseQuery, clamp
 from dpplug.randomness import RandomSource
 from dpplug.sparse_vector import SparseVectorRounds
@@ -253,12 +258,13 @@ class SparseMultiplicativeWeights(QueryReleaser):
         super().__init__(**params)
         set_public(self, self.params)
         workload = self.workload
+        run, self.exp_epsilon = declared_loss(self.params["epsilon"])
         self.design = design(
             self.n,
             workload.grid,
             workload.sparsity,
             workload.max_queries,
-            self.params["epsilon"],
+            run,
             self.params["delta"],
             self.beta,
         )
@@ -273,7 +279,7 @@ class SparseMultiplicativeWeights(QueryReleaser):
 
     @property
     def guarantee(self) -> Guarantee:
-        return Guarantee(self.design.budget.exp_epsilon, self.design.budget.delta, ADD_REMOVE_ROW)
+        return Guarantee(self.exp_epsilon, self.design.budget.delta, ADD_REMOVE_ROW)
 
     def _accuracy(self, beta: Any) -> Accuracy:
         bound = ErrorBound(self.design.error(beta), beta)
