@@ -2,7 +2,8 @@
 backend: its header says ``noise: dpplug sampler NAME(params) at ε=… per count for METRIC``
 instead of PipelineDP's ``noise_kind=laplace``, with the ε each count gets (the budget
 PipelineDP computed over the count's ℓ₁ sensitivity), and keeps PipelineDP's noise kind for the
-metrics PipelineDP still noises. Without dpplug noise the report is PipelineDP's own
+metrics PipelineDP still noises; a ``dpplug budget`` line shows the (ε, δ) each dpplug mechanism
+was granted. Without dpplug mechanisms the report is PipelineDP's own
 (``test_pipelinedp_dropin.py``)."""
 
 from __future__ import annotations
