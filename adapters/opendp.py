@@ -286,7 +286,7 @@ class LabelBounds:
         n = getattr(mechanism, "n", None)
         return cls(getattr(mechanism, "universe", None), n if isinstance(n, int) else None)
 
-    def project(self, counts: Mapping[str, int]) -> dict[str, int]:
+    def project(self, counts: dict[str, int]) -> dict[str, int]:
         """*counts* with each count clamped into [0, 2^62], labels outside the universe dropped
         and, past n rows, only the first n rows kept in canonical label order (the universe's
         order, or :func:`dpplug.queries.canonical_label`'s without one). Each step is a stable
@@ -295,11 +295,11 @@ class LabelBounds:
         or more into nothing or into one row replaced in data of exactly n rows, a neighbour
         under replace-one (which is why :func:`_labels_route` keeps it for replace-one
         guarantees only)."""
-        kept = {
-            label: min(max(count, 0), UNBOUNDED_COUNT)
-            for label, count in counts.items()
-            if self.universe is None or label in self.universe
-        }
+        kept = counts
+        if self.universe is not None:
+            kept = {label: count for label, count in counts.items() if label in self.universe}
+        if any(count < 0 or count > UNBOUNDED_COUNT for count in kept.values()):
+            kept = {label: min(max(count, 0), UNBOUNDED_COUNT) for label, count in kept.items()}
         if self.n is None or sum(kept.values()) <= self.n:
             return kept
         room, first = self.n, {}

@@ -328,11 +328,12 @@ def test_delta_comes_from_the_context_share_in_a_fresh_process() -> None:
 
 def test_a_query_releaser_whose_loss_equals_its_share_is_accepted() -> None:
     """A compositor whose share is exactly the ε asked for (two rows changed: 2·0.5 = 1.0) now
-    accepts independent-laplace, which declared e^ε rounded up (ε 5e-21 above the request)."""
+    accepts independent-laplace, which declared e^ε rounded up (ε 5e-21 above the request); it
+    declares ε·(1 − 2^-10) now."""
     sized = dp.vector_domain(dp.atom_domain(T=str), size=500), dp.symmetric_distance()
     params = {"n": 1000, "epsilon": 0.5, "max_queries": 3, "sparsity": 2}
     measurement = make_measurement("independent-laplace", *sized, **params)
-    assert measurement.map(2) == 1.0
+    assert measurement.map(2) <= 1.0
     compositor = dp.c.make_adaptive_composition(*sized, dp.max_divergence(), d_in=2, d_mids=[1.0])
     session = compositor(["a"] * 300 + ["b"] * 200)(measurement)
     assert 0 <= session({"a": 1}) <= 1

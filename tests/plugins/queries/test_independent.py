@@ -23,16 +23,17 @@ from dpplug.randomness import SeededSource
 PARAMS = {"n": 200, "epsilon": 1, "max_queries": 20, "sparsity": 3, "grid": 16}
 
 
-#: The ε the releaser composes to when asked for ε = 1: 2^-60 below it, so that the rational
+#: The ε the releaser composes to when asked for ε = 1: 2^-10 below it, so that the rational
 #: bound on e^ε it declares is at most e^1 (declared_loss).
-RUN = 1 - mpq(1, 1 << 60)
+RUN = 1 - mpq(1, 1 << 10)
 
 
 def test_pure_releaser_composes_by_basic_composition() -> None:
     releaser = dpplug.create("independent-laplace", **PARAMS)
     assert releaser.budget.rule == "basic" and releaser.budget.epsilon0 == RUN / 20
     assert releaser.noise_scale == 16 / (RUN / 20)  # sensitivity W over ε₀
-    assert releaser.guarantee.pure and releaser.guarantee.epsilon == pytest.approx(1, abs=1e-15)
+    assert releaser.guarantee.pure and within_budget(releaser.guarantee, 1)
+    assert releaser.guarantee.epsilon == pytest.approx(float(RUN), rel=1e-15)  # 2^-10 below 1
     assert releaser.guarantee.neighbouring.relation is dpplug.Relation.ADD_REMOVE
 
 
@@ -40,18 +41,16 @@ def test_pure_releaser_composes_by_basic_composition() -> None:
 @pytest.mark.parametrize("delta", [0, Fraction(1, 10**6)])
 def test_the_declared_loss_is_at_most_the_one_asked_for(epsilon: object, delta: object) -> None:
     """e^ε and δ declared are at most the ones asked for, exactly (they were 5e-21 above: a
-    compositor whose share was the request refused the releaser), and ε is spent up to 2^-60."""
+    compositor whose share was the request refused the releaser), and ε is spent up to 2^-10."""
     releaser = dpplug.create(
         "independent-laplace", **{**PARAMS, "epsilon": epsilon, "delta": delta}
     )
     assert within_budget(releaser.guarantee, epsilon, delta)
-    assert not within_budget(releaser.guarantee, mpq(epsilon) * (1 - mpq(1, 1 << 59)), delta)
+    assert not within_budget(releaser.guarantee, mpq(epsilon) * (1 - mpq(1, 1 << 9)), delta)
 
 
 def test_approximate_releaser_takes_the_best_composition() -> None:
-    # k = 1: one step of ε₀ slightly above the ε₁ run to is (ε₁, δ)-DP for the δ given, and the
-    # basic step ε₁ itself is smaller, so the optimal rule wins there too
-    for k, rule in [(1, "optimal"), (2, "optimal"), (60, "optimal"), (40_000, "advanced")]:
+    for k, rule in [(1, "basic"), (2, "optimal"), (60, "optimal"), (40_000, "advanced")]:
         releaser = dpplug.create(
             "independent-laplace", **{**PARAMS, "max_queries": k, "delta": Fraction(1, 10**6)}
         )
