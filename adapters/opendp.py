@@ -34,8 +34,17 @@ API constructors whose ε, left out, OpenDP solves from the budget. ``docs/opend
 three.
 
 OpenDP does not validate user callbacks, so the adapter does: distances must be non-negative
-integers of the metric's shape, data must be in the declared domain (integers in the sampler's
-range; a mapping of str to non-negative int), and errors are dpplug errors.
+integers of the metric's shape, and errors are dpplug errors. A measurement is total on its
+input domain: the data is projected into what the plugin accepts (a count clamped into its
+range; label counts clamped, labels outside a universe dropped, rows past n cut in canonical
+order, :class:`LabelBounds`) before it runs, so no release and no error depends on whether the
+data fitted.
+
+**Budgets.** A plugin's ``epsilon`` and ``delta`` are its budget: :func:`make_measurement`
+refuses a plugin whose declared guarantee exceeds them (exactly,
+:func:`dpplug.guarantee.within_budget`) before the measurement exists; ε outside the plugin's
+range gives a measurement for OpenDP's searches (:func:`_privacy_map`); a Context constructor
+takes a ``delta`` left out from the query's share (:func:`query_share`).
 
 **Consent.** ``make_user_measurement`` needs OpenDP's ``"contrib"`` and ``"honest-but-curious"``
 features; the second is OpenDP's explicit opt-in to trusting user code, so it stays the user's
