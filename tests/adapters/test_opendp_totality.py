@@ -95,7 +95,8 @@ def test_query_releasers_release_for_every_dataset_of_their_sized_domain(name: s
     sized = dp.vector_domain(dp.atom_domain(T=str), size=size), dp.symmetric_distance()
     m = make_measurement(name, *sized, **params)
     labels = [label for label in STR_LABELS if label in params.get("universe", str(STR_LABELS))]
-    for rows in ([labels[0]] * size, labels * 40, [labels[0]] * (params["n"] + 1), ["zz"] * 3):
+    beyond_n = [labels[0]] * (params["n"] + 1) if params["n"] <= 1000 else []
+    for rows in ([labels[0]] * size, labels * 40, beyond_n, ["zz"] * 3):
         release = m(rows)
         answer = release({labels[0]: 1}) if isinstance(release, dp.Queryable) else None
         assert answer is None or 0 <= answer <= 1
