@@ -21,10 +21,14 @@ itself:
   ``count_noise=sampler(...)`` given to the engine (the other metrics keep PipelineDP's
   ``noise_kind``), COUNT and PRIVACY_ID_COUNT get the registered sampler's exact integer noise,
   and so does ``add_dp_noise`` on pre-aggregated integer values. Their budget is requested as
-  GENERIC; a count whose contributions are bounded by ℓ₁ (ℓ₀·ℓ∞, or ``max_contributions``) uses
-  the sampler at ε/ℓ₁ per count (group privacy and composition of pure DP). Bounded samplers
-  (counts in [0, n]) get the true count clamped to [0, n] first, which keeps sensitivity 1.
-  Output stays PipelineDP's ``MetricsTuple``, with ``count_noise_stddev`` computed from the
+  pure noise (``MechanismType.LAPLACE``, so no δ is charged) from the Naive accountant, and as
+  GENERIC from the others (the PLD accountant composes LAPLACE as continuous Laplace noise,
+  whose privacy loss distribution is smaller than an integer sampler's at the same ε: at ε = 1
+  its δ(0) is 0.39 against 0.46); a count whose contributions are bounded by ℓ₁ (ℓ₀·ℓ∞, or
+  ``max_contributions``) uses the sampler at ε/ℓ₁ per count (group privacy and composition of
+  pure DP). Bounded samplers (counts in [0, n]) get the true count clamped to [0, n] first,
+  which keeps sensitivity 1. Output stays PipelineDP's ``MetricsTuple``, with the counts floats
+  as PipelineDP's own (exact integers up to 2^53) and ``count_noise_stddev`` computed from the
   sampler's exact law or its closed form.
 - **Central release** (:meth:`DPEngine.release` with a :func:`central_release` spec; histogram
   releasers and every other kind released from label counts): the engine keeps one row per
@@ -33,20 +37,34 @@ itself:
   plan's private ``finish`` once, centrally. Its budget is GENERIC (ε, and δ for mechanisms with a
   ``delta`` parameter).
 
+**The budget granted.** Every budget dpplug requests is PipelineDP's ``MechanismSpec`` of the
+subclass :class:`GrantedBudget`: when the accountant sets it (``compute_budgets``, on the
+driver, before any backend runs the pipeline) the plugin is built at that budget and checked.
+A granted ε (or δ) above the range the plugin takes is lowered to the top of the range (the
+plugin spends less than it was given); one below it is a :class:`~dpplug.errors.BadParameter`;
+a plugin whose declared guarantee is larger than its grant (compared exactly,
+:func:`dpplug.guarantee.within_budget`) is a :class:`~dpplug.errors.PluginFault`. Both are
+raised by ``compute_budgets``, so nothing runs, and the same check is made again where the
+mechanism is built on each worker. Under the PLD accountant with δ > 0 the share of a GENERIC
+mechanism is the one the accountant composed, √2/σ_base (PipelineDP 0.3.1 hands it that times
+the mechanism's normalised weight, which spent 8 times the budget at ``budget_weight=8``).
+
 Specs are small picklable values (a plugin name, its exact parameters and the registry it comes
 from); the mechanisms are built lazily where they run, once per process, from the budget
 PipelineDP computed, so nothing unpicklable crosses to Beam or Spark workers and nothing is
 monkeypatched. Workers must be able to import dpplug and the plugin's package (install them
 there). Bad specs raise dpplug errors when they are made, before any pipeline runs. The explain
-report names the plugin and its parameters, and its header names the sampler that adds the noise
-with its ε per count instead of PipelineDP's ``noise_kind`` line. PipelineDP's Beam, Spark and
-DataFrame front ends reach this engine through :mod:`dpplug.adapters.pipelinedp_frontends`.
+report names the plugin and its parameters, its header names the sampler that adds the noise
+with its ε per count instead of PipelineDP's ``noise_kind`` line, and a ``dpplug budget`` line
+shows the (ε, δ) each dpplug mechanism was granted. PipelineDP's Beam, Spark and DataFrame front
+ends reach this engine through :mod:`dpplug.adapters.pipelinedp_frontends`.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import functools
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from fractions import Fraction
@@ -54,9 +72,10 @@ from typing import Any, cast
 
 import numpy as np
 import pipeline_dp
-from pipeline_dp import combiners, dp_computations, report_generator
+from pipeline_dp import budget_accounting, combiners, dp_computations, report_generator
 from pipeline_dp.aggregate_params import MechanismType, Metrics
 
+from dpplug.adapters.budget import Placed, check_granted, place
 from dpplug.errors import BadData, BadParameter, NotSupported
 from dpplug.kind import CentralPlan, Kind, PipelineRole, check_role
 from dpplug.kinds import CountingQuerySampler, PartitionSelector
@@ -223,11 +242,13 @@ def _finish(
     spec: PluginSpec, budget: Any, plan: CentralPlan, public: Any, folded: tuple[int, Any]
 ) -> Any:
     """The private step, once, with the mechanism built from the budget PipelineDP computed."""
-    given = {"epsilon": _exact(budget.eps)}
-    if spec.takes("delta"):
-        given["delta"] = _exact(budget.delta)
-    mechanism = spec.build(**given)
+    mechanism = _central(spec, budget)
     return plan.finish(mechanism, public, plan.empty if folded[1] is None else folded[1])
+
+
+def _central(spec: PluginSpec, budget: Any) -> Mechanism:
+    """A central release's mechanism at the (ε, δ) PipelineDP granted it."""
+    return granted(spec, _exact(budget.eps), _exact(budget.delta))
 
 
 def _exact(value: float) -> Fraction:
@@ -237,13 +258,92 @@ def _exact(value: float) -> Fraction:
 def _selector(
     spec: PluginSpec, budget: Any, max_partitions: int, pre_threshold: int | None
 ) -> PartitionSelector:
-    selector = spec.build(
-        epsilon=_exact(budget.eps),
-        delta=_exact(budget.delta),
+    selector = granted(
+        spec,
+        _exact(budget.eps),
+        _exact(budget.delta),
         max_partitions_contributed=max_partitions,
         pre_threshold=pre_threshold or 1,
     )
     return cast(PartitionSelector, selector)
+
+
+@functools.cache
+def granted(spec: PluginSpec, epsilon: Fraction, delta: Fraction, **fixed: Any) -> Mechanism:
+    """The mechanism of *spec* for the budget (*epsilon*, *delta*) PipelineDP granted it, with the
+    *fixed* parameters PipelineDP's params supply; built and checked once per process.
+
+    ε, and δ for plugins with a ``delta`` parameter, are placed in the plugin's range
+    (:func:`dpplug.adapters.budget.place`): above it, the top of the range; below it,
+    :class:`~dpplug.errors.BadParameter`. The built mechanism's guarantee must be within the
+    grant, exactly, or it is refused (:func:`dpplug.adapters.budget.check_granted`)."""
+    cls = spec.entry().cls
+    given: dict[str, Any] = {}
+    for parameter, value in (("epsilon", epsilon), ("delta", delta)):
+        if not spec.takes(parameter):
+            continue
+        placed, where = place(cls, parameter, value)
+        if where is Placed.BELOW:
+            declared = next(p for p in cls.schema if p.name == parameter)
+            raise BadParameter(
+                f"PipelineDP's budget accountant granted {spec.call()} {parameter} = "
+                f"{float(value):.6g}, below the smallest it takes ({declared.range_text()}); "
+                "give it a larger share of the budget (a larger total, or budget_weight)"
+            )
+        given[parameter] = placed
+    mechanism = spec.build(**given, **fixed)
+    check_granted(mechanism, epsilon, delta, "PipelineDP's budget accountant")
+    return mechanism
+
+
+class GrantedBudget(budget_accounting.MechanismSpec):
+    """PipelineDP's ``MechanismSpec`` of a budget dpplug requested (see the module docstring).
+
+    When the accountant sets the budget (``compute_budgets``, on the driver), the share of a
+    GENERIC mechanism under the PLD accountant with δ > 0 is the one the accountant composed
+    (:func:`_pld_share`), and the dpplug mechanism is built at the budget and checked
+    (:func:`granted`), so a plugin that cannot run within its grant is refused by
+    ``compute_budgets`` itself, before any backend runs the pipeline. The accountant and the
+    check are not pickled: workers receive the budget alone.
+    """
+
+    def set_eps_delta(self, eps: float, delta: float | None) -> None:
+        accountant = self.__dict__.get("_dpplug_accountant")
+        super().set_eps_delta(*_pld_share(accountant, self.mechanism_type, eps, delta))
+        on_grant = self.__dict__.get("_dpplug")
+        if on_grant is None:
+            return
+        try:
+            on_grant(self)
+        except BaseException:
+            self._eps = self._delta = None  # refused: the budget stays unusable
+            raise
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {
+            k: v for k, v in self.__dict__.items() if k not in ("_dpplug", "_dpplug_accountant")
+        }
+
+
+def _pld_share(
+    accountant: Any, mechanism_type: MechanismType, eps: float, delta: float | None
+) -> tuple[float, float | None]:
+    """The (ε, δ) a GENERIC mechanism gets from PipelineDP 0.3.1's PLD accountant, corrected.
+
+    With δ > 0 the accountant searches the base noise σ for which the composition of every
+    mechanism is within the budget, and composes each GENERIC one as (√2/σ, √2/σ·δ/ε) whatever
+    its weight; it then sets it to that times its normalised weight (over the sensitivity), so a
+    mechanism of weight 8 got 8 times what was composed (and one of weight 1/3 a third). Its
+    share is what was composed. Other accountants and mechanism types are left as they are."""
+    if (
+        isinstance(accountant, pipeline_dp.PLDBudgetAccountant)
+        and mechanism_type is MechanismType.GENERIC
+        and accountant.total_delta > 0
+        and accountant.base_noise_std
+    ):
+        share = math.sqrt(2) / accountant.base_noise_std
+        return share, share / accountant.total_epsilon * accountant.total_delta
+    return eps, delta
 
 
 class _Keep:
@@ -287,14 +387,18 @@ class PluginNoise(dp_computations.AdditiveMechanism):
 
     def __init__(self, spec: PluginSpec, epsilon: float, l1_sensitivity: float) -> None:
         self._spec, self._l1 = spec, l1_sensitivity
-        self._epsilon = _exact(epsilon) / Fraction(l1_sensitivity)
-        self._sampler = cast(CountingQuerySampler, spec.build(epsilon=self._epsilon))
+        # Pure group privacy: ℓ₁ steps of (ε/ℓ₁, 0) each; the grant per count is (ε/ℓ₁, 0).
+        per_count = _exact(epsilon) / Fraction(l1_sensitivity)
+        self._sampler = cast(CountingQuerySampler, granted(spec, per_count, Fraction(0)))
+        self._epsilon = Fraction(self._sampler.params["epsilon"])
 
     def add_noise(self, value: Any) -> Any:
         """Noise on integer-valued counts. Every value is first clamped to the sampler's count
         bounds ([0, n] for bounded samplers, ±2^62 otherwise), in its own dtype, so nothing wraps
         around: clamping is 1-Lipschitz, which keeps the sensitivity (and the guarantee). NaN,
-        infinities, non-integers and non-numbers are refused before anything is drawn."""
+        infinities, non-integers and non-numbers are refused before anything is drawn. The noisy
+        counts are floats, as PipelineDP's own noise returns them (its DataFrame API declares
+        them DoubleType): exact below 2^53, the nearest float beyond (post-processing)."""
         values = np.asarray(value)
         if values.dtype.kind not in "iuf":
             raise BadData(f"{self._spec.name} adds noise to integer counts, got {value!r}")
@@ -311,8 +415,8 @@ class PluginNoise(dp_computations.AdditiveMechanism):
             counts = np.maximum(clamped, low)
         else:
             counts = np.clip(values, low, high).astype(np.int64)
-        noisy = self._sampler.sample(counts, _source())
-        return noisy if isinstance(value, np.ndarray) else int(noisy.reshape(-1)[0])
+        noisy = self._sampler.sample(counts, _source()).astype(np.float64)
+        return noisy if isinstance(value, np.ndarray) else float(noisy.reshape(-1)[0])
 
     @property
     def noise_kind(self) -> Any:
@@ -337,7 +441,8 @@ class PluginNoise(dp_computations.AdditiveMechanism):
 
     @property
     def epsilon(self) -> Fraction:
-        """The sampler's ε for one count: the budget's ε over the ℓ₁ sensitivity."""
+        """The sampler's ε for one count: the budget's ε over the ℓ₁ sensitivity (lowered to the
+        top of the sampler's range when it is above it)."""
         return self._epsilon
 
     def describe(self) -> str:
@@ -399,7 +504,7 @@ class DPEngine(pipeline_dp.DPEngine):
         raises what ``pipeline_dp.DPEngine`` raises), then dpplug's check of the strategy."""
         self._check_select_private_partitions(col, params, data_extractors)
         _check_strategy(params.partition_selection_strategy)
-        return super().select_partitions(col, params, data_extractors)
+        return super().select_partitions(col=col, params=params, data_extractors=data_extractors)
 
     def aggregate(
         self,
@@ -420,7 +525,11 @@ class DPEngine(pipeline_dp.DPEngine):
         if noise is not None:
             _check_count_noise(noise, params)
         return super().aggregate(
-            col, params, data_extractors, public_partitions, out_explain_computation_report
+            col=col,
+            params=params,
+            data_extractors=data_extractors,
+            public_partitions=public_partitions,
+            out_explain_computation_report=out_explain_computation_report,
         )
 
     def _count_noise_for(self, params: Any) -> PluginSpec | None:
@@ -442,6 +551,32 @@ class DPEngine(pipeline_dp.DPEngine):
     ) -> None:
         self._report_generators.append(_Report(params, method_name, is_public_partition))
 
+    def _request(
+        self,
+        mechanism_type: MechanismType,
+        name: str,
+        on_grant: Callable[[Any], Any],
+        weight: float = 1,
+        report: bool = True,
+    ) -> Any:
+        """A budget from PipelineDP's accountant for a dpplug mechanism, as a
+        :class:`GrantedBudget` that runs *on_grant* (which builds and checks the mechanism) when
+        the accountant grants it, and shown in the aggregation's report (*report*)."""
+        budget = self._budget_accountant.request_budget(mechanism_type, weight=weight, name=name)
+        if type(budget) is budget_accounting.MechanismSpec:  # not a custom accountant's own
+            budget.__class__ = GrantedBudget
+            budget.__dict__.update(_dpplug_accountant=self._budget_accountant, _dpplug=on_grant)
+        if report:
+            cast(_Report, self._current_report_generator).add_budget(name, budget)
+        return budget
+
+    def _count_noise_type(self) -> MechanismType:
+        """LAPLACE (pure: no δ charged) for the Naive accountant, which composes ε alone; GENERIC
+        for the others (see the module docstring for why not LAPLACE under PLD)."""
+        if isinstance(self._budget_accountant, pipeline_dp.NaiveBudgetAccountant):
+            return MechanismType.LAPLACE
+        return MechanismType.GENERIC
+
     def release(self, col: Any, spec: PluginSpec, data_extractors: Any) -> Any:
         """A one-element collection holding what the mechanism of *spec* releases from *col*.
 
@@ -457,8 +592,11 @@ class DPEngine(pipeline_dp.DPEngine):
                 f"release needs dpplug.adapters.pipelinedp.central_release(name, ...), got {spec!r}"
             )
         check_role(spec.kind, PipelineRole.CENTRAL_RELEASE, "DPEngine.release")
-        budget = self._budget_accountant.request_budget(
-            MechanismType.GENERIC, name=f"Central release ({spec.name})"
+        budget = self._request(
+            MechanismType.GENERIC,
+            f"Central release ({spec.name})",
+            functools.partial(_central, spec),
+            report=False,
         )
         backend = self._backend
         rows = backend.map(
@@ -488,8 +626,15 @@ class DPEngine(pipeline_dp.DPEngine):
             return super()._select_private_partitions_internal(
                 col, max_partitions_contributed, max_rows_per_privacy_id, strategy, pre_threshold
             )
-        budget = self._budget_accountant.request_budget(
-            MechanismType.GENERIC, name=f"PartitionSelection ({strategy.name})"
+        budget = self._request(
+            MechanismType.GENERIC,
+            f"PartitionSelection ({strategy.name})",
+            functools.partial(
+                _selector,
+                strategy,
+                max_partitions=max_partitions_contributed,
+                pre_threshold=pre_threshold,
+            ),
         )
         keep = _Keep(
             strategy, budget, max_partitions_contributed, max_rows_per_privacy_id, pre_threshold
@@ -513,10 +658,12 @@ class DPEngine(pipeline_dp.DPEngine):
             children = list(super()._create_compound_combiner(rest)._combiners)
             self._current_report_generator.add_others(others, params.noise_kind)
         for metric in noisy:
-            budget = self._budget_accountant.request_budget(
-                MechanismType.GENERIC,
+            l1 = dp_computations.compute_sensitivities(metric, params).l1
+            budget = self._request(
+                self._count_noise_type(),
+                f"{metric} ({noise.name})",
+                functools.partial(_plugin_noise, noise, l1=l1),
                 weight=params.budget_weight,
-                name=f"{metric} ({noise.name})",
             )
             child: Any = _COUNT_COMBINERS[metric](budget, params, noise)
             self._current_report_generator.add_noise(str(metric), child.get_mechanism)
@@ -527,14 +674,16 @@ class DPEngine(pipeline_dp.DPEngine):
         noise = self._count_noise_for(params)
         if noise is None:
             return super()._add_dp_noise(col, params)
-        budget = self._budget_accountant.request_budget(
-            MechanismType.GENERIC, name=f"AddDPNoise ({noise.name})"
-        )
         sensitivities = dp_computations.Sensitivities(
             l0=params.l0_sensitivity,
             linf=params.linf_sensitivity,
             l1=params.l1_sensitivity,
             l2=params.l2_sensitivity,
+        )
+        budget = self._request(
+            self._count_noise_type(),
+            f"AddDPNoise ({noise.name})",
+            functools.partial(_plugin_noise, noise, l1=sensitivities.l1),
         )
         add = functools.partial(
             _add_noise, noise, budget, sensitivities.l1, params.output_noise_stddev
@@ -609,6 +758,7 @@ class _Report(report_generator.ReportGenerator):
         self._kind_line = None if kind is None else f"\n noise_kind={kind.value}\n"
         self._noises: list[tuple[str, Callable[[], PluginNoise]]] = []
         self._others = ""
+        self._budgets: list[tuple[str, Any]] = []
 
     def add_noise(self, what: str, mechanism: Callable[[], PluginNoise]) -> None:
         """*mechanism* (built when the report is read, after the budgets are computed) adds the
@@ -618,14 +768,32 @@ class _Report(report_generator.ReportGenerator):
     def add_others(self, metrics: list[Any], kind: Any) -> None:
         self._others = f"; {kind.value} for {', '.join(str(m) for m in metrics)}"
 
+    def add_budget(self, name: str, budget: Any) -> None:
+        """*budget* (read when the report is, after the budgets are computed) is a dpplug
+        mechanism's, named *name*."""
+        self._budgets.append((name, budget))
+
     def report(self) -> str:
         text = str(super().report())
+        if self._budgets:
+            text = text.replace(
+                "\nComputation graph:", f"\n{self._budget_line()}\nComputation graph:", 1
+            )
         if not self._noises or self._kind_line is None:
             return text
         built = [(what, make()) for what, make in self._noises]
         at = ", ".join(f"ε={float(m.epsilon):.6g} per count for {what}" for what, m in built)
         line = f"\n noise: dpplug sampler {built[0][1].spec.call()} at {at}{self._others}\n"
         return text.replace(self._kind_line, line, 1)
+
+    def _budget_line(self) -> str:
+        """How the budget was split among the dpplug mechanisms: ε and δ each was granted, and
+        which are pure (requested as LAPLACE, so no δ was charged for them)."""
+        parts = []
+        for name, budget in self._budgets:
+            pure = " (pure: no δ charged)" if budget.mechanism_type is MechanismType.LAPLACE else ""
+            parts.append(f"{name} ε={budget.eps:.6g}, δ={budget.delta:.6g}{pure}")
+        return f" dpplug budget: {'; '.join(parts)}"
 
 
 def _check_strategy(strategy: Any) -> None:

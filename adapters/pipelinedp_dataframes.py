@@ -4,14 +4,14 @@ DataFrames, the only kind it supports).
 :class:`QueryBuilder` is PipelineDP's, building a :class:`Query` whose ``run_query`` is
 PipelineDP's own on dpplug's engine (:mod:`dpplug.adapters.pipelinedp_frontends`), so
 ``run_query(budget, noise_kind=sampler(...))`` noises the COUNT with the dpplug sampler. PipelineDP
-declares every metric column DoubleType, so the sampler's integer counts enter the DataFrame as
-floats (exactly: they are far below 2^53). :func:`release` runs a central release (histogram
-releasers) on a DataFrame's label column, which PipelineDP's DataFrame API has no operation for.
+declares every metric column DoubleType, and the engine's noisy counts are floats as PipelineDP's
+own are (exact integers below 2^53), so PipelineDP's own ``Query`` takes them too.
+:func:`release` runs a central release (histogram releasers) on a DataFrame's label column, which
+PipelineDP's DataFrame API has no operation for.
 """
 
 from __future__ import annotations
 
-import functools
 import operator
 from typing import Any
 
@@ -22,32 +22,10 @@ from dpplug.adapters.pipelinedp import DPEngine, PluginSpec
 from dpplug.adapters.pipelinedp_frontends import engine_bound, with_dpplug_engine
 
 
-def _floats(metrics: int, row: tuple[Any, ...]) -> tuple[Any, ...]:
-    return (*row[:-metrics], *(float(value) for value in row[-metrics:]))
-
-
-class _SparkConverter(dataframes.SparkConverter):
-    """PipelineDP's converter, with the metric values given to Spark as floats."""
-
-    def collection_to_dataframe(self, col: Any, metric_output_columns: Any) -> Any:
-        as_floats = col.map(functools.partial(_floats, len(metric_output_columns)))
-        return super().collection_to_dataframe(as_floats, metric_output_columns)
-
-
-def _converter(df: Any) -> Any:
-    if isinstance(df, dataframes.SparkDataFrame):
-        return _SparkConverter(df.sparkSession)
-    return dataframes._create_dataframe_converter(df)  # PipelineDP's refusal of other kinds
-
-
 class Query(dataframes.Query):
     """PipelineDP's ``Query`` on dpplug's engine."""
 
-    run_query = engine_bound(
-        dataframes.Query.run_query,
-        dpeng=with_dpplug_engine(dp_engine),
-        _create_dataframe_converter=_converter,
-    )
+    run_query = engine_bound(dataframes.Query.run_query, dpeng=with_dpplug_engine(dp_engine))
 
 
 class QueryBuilder(dataframes.QueryBuilder):
@@ -62,7 +40,7 @@ def release(
     """What the mechanism of *spec* (``central_release(...)``) releases from the labels in
     *label_column* of the Spark DataFrame *df*, one row kept per privacy unit, with the whole
     *budget* (``pipeline_dp.dataframes.Budget``), as ``run_query`` spends it."""
-    converter = _converter(df)
+    converter = dataframes._create_dataframe_converter(df)  # PipelineDP's refusal of other kinds
     columns = dataframes.Columns(privacy_unit_column, label_column, None)
     col = converter.dataframe_to_collection(df, columns)  # (unit, label, 0)
     accountant = pipeline_dp.NaiveBudgetAccountant(

@@ -5,6 +5,13 @@ gateway process exited before sending its port number" and succeeds when tried a
 machine without Java it fails with the same words. :func:`local_context` checks for Java first,
 with a message that says what to install, and retries a failed launch a bounded number of times,
 so scripts and CI do not depend on the machine's load.
+
+Workers run the driver's interpreter, ``sys.executable``: pyspark 4 takes the workers' Python from
+the ``PYSPARK_PYTHON`` environment variable alone (``spark.pyspark.python`` in the configuration
+does not reach local mode), and without it runs ``python3`` from the PATH, which in a virtual
+environment that is not activated is another Python, without dpplug or PipelineDP (or with other
+versions of them). :func:`local_context` sets ``PYSPARK_PYTHON`` while the context starts (the
+context keeps the interpreter it read) and sets the configuration too.
 """
 
 from __future__ import annotations
@@ -13,6 +20,8 @@ import os
 import shutil
 import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from dpplug.errors import NotSupported
@@ -53,7 +62,8 @@ def local_context(app_name: str, cores: int = 2, attempts: int = ATTEMPTS) -> An
     pause, failures = FIRST_PAUSE_SECONDS, []
     for _ in range(attempts):
         try:
-            context = pyspark.SparkContext(conf=conf)
+            with _workers_python(sys.executable):
+                context = pyspark.SparkContext(conf=conf)
         except RuntimeError as exc:  # "Java gateway process exited before sending its port"
             failures.append(str(exc).splitlines()[0])
             time.sleep(pause)
@@ -65,3 +75,18 @@ def local_context(app_name: str, cores: int = 2, attempts: int = ATTEMPTS) -> An
         f"Spark did not start after {attempts} attempts ({failures[-1]}); check that the JDK "
         "works (`java -version`) and that the machine has memory to spare"
     )
+
+
+@contextmanager
+def _workers_python(executable: str) -> Iterator[None]:
+    """``PYSPARK_PYTHON`` set to *executable* inside the block (where the context reads it), and
+    as it was after it."""
+    before = os.environ.get("PYSPARK_PYTHON")
+    os.environ["PYSPARK_PYTHON"] = executable
+    try:
+        yield
+    finally:
+        if before is None:
+            del os.environ["PYSPARK_PYTHON"]
+        else:
+            os.environ["PYSPARK_PYTHON"] = before

@@ -3,36 +3,22 @@ budget it was asked for, never more.
 
 The budget asked for is the mechanism's ``epsilon`` and ``delta`` parameters, as the frameworks
 pass them (an OpenDP Context's or a PipelineDP accountant's share goes into them): the declared
-guarantee, which the exact checks hold the code to, must have e^ε̃ ≤ e^ε and δ̃ ≤ δ, exactly.
-e^ε is irrational for a rational ε ≠ 0 (Lindemann), so it never equals a rational e^ε̃ and the
-comparison is decided in balls at increasing precision. A guarantee above the budget is a
-failure however honest its declaration: a framework that granted ε would spend more.
+guarantee, which the exact checks hold the code to, must have e^ε̃ ≤ e^ε and δ̃ ≤ δ, decided
+exactly by :func:`dpplug.guarantee.within_budget`, the comparison the adapters refuse plugins
+with. A guarantee above the budget is a failure however honest its declaration: a framework
+that granted ε would spend more.
 """
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from gmpy2 import mpq
 
-from dpplug.bounds import precise
-from dpplug.composition import exp_exceeds
-from dpplug.conformance.divergence import ENCLOSURE_PRECISIONS, exact_text
-from dpplug.errors import NotSupported
+from dpplug.conformance.divergence import exact_text
+from dpplug.guarantee import within_budget
 from dpplug.mechanism import Mechanism
-
-
-def exceeds_exp(exp_epsilon: Any, epsilon: Any) -> bool:
-    """Whether the rational *exp_epsilon* exceeds e^ε for a rational ε, decided exactly."""
-    for bits in ENCLOSURE_PRECISIONS:
-        with precise(bits):
-            below = exp_exceeds(mpq(epsilon), mpq(exp_epsilon))  # e^ε > e^ε̃
-        if below is not None:
-            return not below
-    raise NotSupported(
-        f"e^ε̃ = {exact_text(exp_epsilon)} and e^{exact_text(epsilon)} are not told apart at "
-        f"{ENCLOSURE_PRECISIONS[-1]} bits"
-    )
 
 
 def asked(mechanism: Mechanism) -> tuple[Any, Any]:
@@ -45,7 +31,7 @@ def budget_problem(mechanism: Mechanism) -> str | None:
     """What is above the budget asked for, in words, or None."""
     epsilon, delta = asked(mechanism)
     guarantee = mechanism.guarantee
-    if epsilon is not None and exceeds_exp(guarantee.exp_epsilon, epsilon):
+    if epsilon is not None and not within_budget(guarantee, epsilon, math.inf):
         return (
             f"asked for ε = {exact_text(mpq(epsilon))}, it declares e^ε̃ = "
             f"{exact_text(guarantee.exp_epsilon)} > e^ε (ε̃ ≈ {guarantee.epsilon:.6g}): it spends "

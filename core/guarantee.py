@@ -16,7 +16,7 @@ from typing import Any, ClassVar
 import gmpy2
 from gmpy2 import RoundDown, RoundUp, mpfr, mpq
 
-from dpplug.exact import display_ln
+from dpplug.exact import as_rational, display_ln
 
 
 class Relation(StrEnum):
@@ -166,6 +166,61 @@ class Guarantee:
             mpq(data["delta"]),
             Neighbouring.from_dict(data["neighbouring"]),
         )
+
+
+#: The most bits of precision :func:`within_budget` spends on an enclosure of e^ε before it
+#: treats the comparison as undecided (and the guarantee as not within the budget).
+MAX_BUDGET_BITS = 1 << 16
+
+
+def within_budget(guarantee: Guarantee, epsilon: object, delta: object = 0) -> bool:
+    """Whether *guarantee* spends at most the budget (*epsilon*, *delta*): e^ε̃ ≤ e^ε and
+    δ̃ ≤ δ, decided exactly.
+
+    The budget is read exactly (:func:`dpplug.exact.as_rational`: a float is the dyadic rational
+    it is, so ``epsilon=0.5`` from a framework is exactly 1/2), and ``math.inf`` means no bound.
+    e^ε̃ is the guarantee's exact rational; e^ε is irrational for every rational ε ≠ 0
+    (Lindemann–Weierstrass), so the two are never equal and a rigorous enclosure of e^ε
+    (MPFR rounded outwards, :mod:`dpplug.enclosure`) separates them once its precision is high
+    enough; the precision doubles from 128 bits until it does. A comparison still undecided at
+    :data:`MAX_BUDGET_BITS` bits (a bound within 2^-65536 of the budget, relatively) counts as
+    over the budget, so the answer is never "within" unless it is.
+
+    This is the one comparison of achieved against requested privacy loss: the adapters refuse a
+    plugin for which it is false before any data is touched, and the conformance suite uses it
+    to check that a mechanism spends no more than it was asked for.
+    """
+    allowed_delta = _budget(delta, "delta")
+    if allowed_delta is not None and guarantee.delta > allowed_delta:
+        return False
+    allowed_epsilon = _budget(epsilon, "epsilon")
+    if allowed_epsilon is None:
+        return True
+    L = guarantee.exp_epsilon
+    if allowed_epsilon <= 0:  # e^ε ≤ 1 ≤ L, equal only for ε = 0 and L = 1
+        return bool(allowed_epsilon == 0 and L == 1)
+    bits = 128
+    while bits <= MAX_BUDGET_BITS:
+        with gmpy2.context(gmpy2.get_context(), precision=bits, round=RoundDown):
+            below = mpq(gmpy2.exp(mpfr(allowed_epsilon)))
+        if L <= below:
+            return True
+        with gmpy2.context(gmpy2.get_context(), precision=bits, round=RoundUp):
+            above = mpq(gmpy2.exp(mpfr(allowed_epsilon)))
+        if L > above:
+            return False
+        bits *= 2
+    return False
+
+
+def _budget(value: object, what: str) -> Any:
+    """A budget coordinate as an exact ``mpq``, or ``None`` for ``math.inf`` (no bound)."""
+    if isinstance(value, float) and value == float("inf"):
+        return None
+    try:
+        return as_rational(value)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"a budget's {what} must be a number or math.inf ({exc})") from None
 
 
 @dataclass(frozen=True)

@@ -36,7 +36,12 @@ from dpplug.kinds.query_releaser.queries import (
 )
 from dpplug.kinds.query_releaser.structures import IndependentAnswers
 from dpplug.params import Schema
-from dpplug.plugins.queries.workload import ADD_REMOVE_ROW, releaser_params, set_public
+from dpplug.plugins.queries.workload import (
+    ADD_REMOVE_ROW,
+    declared_loss,
+    releaser_params,
+    set_public,
+)
 from dpplug.randomness import RandomSource
 
 
@@ -49,7 +54,9 @@ class IndependentLaplace(QueryReleaser):
     )
     schema = Schema(releaser_params(universe_required=False, delta_zero=True))
     conformance_cases = (
-        {"n": 50, "epsilon": 4, "max_queries": 4, "sparsity": 2, "grid": 4},
+        # ε·(1 − 2^-10) = 4 over k = 4 answers: ε₀ = 1 and the noise scale W/ε₀ = 4 exactly, a
+        # law the conformance suite replays path by path (declared_loss)
+        {"n": 50, "epsilon": mpq(4096, 1023), "max_queries": 4, "sparsity": 2, "grid": 4},
         {
             "universe": 'labels:["a", "b", "c", "d"]',
             "n": 40,
@@ -65,7 +72,8 @@ class IndependentLaplace(QueryReleaser):
         super().__init__(**params)
         set_public(self, self.params)
         k = self.workload.max_queries
-        self.budget: StepBudget = step_budget(self.params["epsilon"], self.params["delta"], k)
+        run, self.exp_epsilon = declared_loss(self.params["epsilon"])
+        self.budget: StepBudget = step_budget(run, self.params["delta"], k)
         #: The discrete Laplace scale on the scaled answer: sensitivity W over ε₀.
         self.noise_scale = mpq(self.workload.grid) / self.budget.epsilon0
         self.derived = {
@@ -76,7 +84,7 @@ class IndependentLaplace(QueryReleaser):
 
     @property
     def guarantee(self) -> Guarantee:
-        return Guarantee(self.budget.exp_epsilon, self.budget.delta, ADD_REMOVE_ROW)
+        return Guarantee(self.exp_epsilon, self.budget.delta, ADD_REMOVE_ROW)
 
     def _accuracy(self, beta: Any) -> Accuracy:
         k, scale = self.workload.max_queries, self.n * self.workload.grid

@@ -45,7 +45,6 @@ from gmpy2 import mpq
 from dpplug.composition import StepBudget, largest_rho, step_budget, zcdp_delta
 from dpplug.discrete_noise import discrete_gaussian, discrete_laplace
 from dpplug.errors import BadData, BadParameter, NotSupported
-from dpplug.exact import exp_upper
 from dpplug.guarantee import Accuracy, ErrorBound, Guarantee
 from dpplug.kind import CentralPlan
 from dpplug.kinds import QueryReleaser
@@ -69,7 +68,12 @@ from dpplug.plugins.queries.projection_accuracy import (
     laplace_noise_error,
     projection_error,
 )
-from dpplug.plugins.queries.workload import ADD_REMOVE_ROW, releaser_params, set_public
+from dpplug.plugins.queries.workload import (
+    ADD_REMOVE_ROW,
+    declared_loss,
+    releaser_params,
+    set_public,
+)
 from dpplug.randomness import RandomSource, SystemSource
 from dpplug.universe import Universe, parse_universe
 
@@ -169,7 +173,8 @@ class SparseProjectionReleaser(QueryReleaser):
         self._configure(dimension)
 
     def _configure(self, dimension: int) -> None:
-        epsilon, delta = self.params["epsilon"], self.params["delta"]
+        epsilon, self.exp_epsilon = declared_loss(self.params["epsilon"])
+        delta = self.params["delta"]
         universe = self.universe
         assert universe is not None  # a required parameter
         workload = (self.workload.max_queries, self.workload.sparsity)
@@ -210,9 +215,7 @@ class SparseProjectionReleaser(QueryReleaser):
 
     @property
     def guarantee(self) -> Guarantee:
-        if self.budget is not None:
-            return Guarantee(self.budget.exp_epsilon, self.budget.delta, ADD_REMOVE_ROW)
-        return Guarantee(exp_upper(self.params["epsilon"], 64), self.delta_used, ADD_REMOVE_ROW)
+        return Guarantee(self.exp_epsilon, self.delta_used, ADD_REMOVE_ROW)
 
     def _accuracy(self, beta: Any) -> Accuracy:
         return Accuracy(

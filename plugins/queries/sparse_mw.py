@@ -73,7 +73,12 @@ from dpplug.kinds.query_releaser.queries import (
 from dpplug.kinds.query_releaser.sparse_vector import SparseVectorRounds
 from dpplug.params import Schema
 from dpplug.plugins.queries.multiplicative_weights import SparseWeights
-from dpplug.plugins.queries.workload import ADD_REMOVE_ROW, releaser_params, set_public
+from dpplug.plugins.queries.workload import (
+    ADD_REMOVE_ROW,
+    declared_loss,
+    releaser_params,
+    set_public,
+)
 from dpplug.randomness import RandomSource
 
 Rat = Any  # gmpy2.mpq
@@ -259,12 +264,13 @@ class SparseMultiplicativeWeights(QueryReleaser):
         super().__init__(**params)
         set_public(self, self.params)
         workload = self.workload
+        run, self.exp_epsilon = declared_loss(self.params["epsilon"])
         self.design = design(
             self.n,
             workload.grid,
             workload.sparsity,
             workload.max_queries,
-            self.params["epsilon"],
+            run,
             self.params["delta"],
             self.beta,
         )
@@ -279,7 +285,7 @@ class SparseMultiplicativeWeights(QueryReleaser):
 
     @property
     def guarantee(self) -> Guarantee:
-        return Guarantee(self.design.budget.exp_epsilon, self.design.budget.delta, ADD_REMOVE_ROW)
+        return Guarantee(self.exp_epsilon, self.design.budget.delta, ADD_REMOVE_ROW)
 
     def _accuracy(self, beta: Any) -> Accuracy:
         bound = ErrorBound(self.design.error(beta), beta)

@@ -4,15 +4,20 @@ Blum & Roth ("Fast Private Data Release Algorithms for Sparse Queries", RANDOM 2
 guarantees for a dataset of n rows (public), ε and δ, and their accuracy (α, β) for k queries of
 sparsity m; here the weights' grid W (:mod:`dpplug.kinds.query_releaser.queries`) is a parameter
 too. The schemas are bounded so that every call within them finishes in bounded time and memory.
+Every releaser composes its steps to a loss slightly below the ε asked for and declares a rational
+bound on e^ε that is at most e^ε (:func:`declared_loss`), so a compositor whose share is exactly
+the ε asked for accepts it.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from gmpy2 import mpq
+import gmpy2
+from gmpy2 import mpfr, mpq
 
-from dpplug.guarantee import Neighbouring, Relation
+from dpplug.errors import BadParameter
+from dpplug.guarantee import MAX_BUDGET_BITS, Guarantee, Neighbouring, Relation, within_budget
 from dpplug.kinds import QueryReleaser
 from dpplug.kinds.query_releaser.queries import Workload
 from dpplug.params import Param, epsilon_param
@@ -23,6 +28,32 @@ ADD_REMOVE_ROW = Neighbouring(Relation.ADD_REMOVE)
 MAX_ROWS = 1 << 40
 #: The largest grid W (weights w/W with w < 2^32).
 MAX_GRID = 1 << 32
+#: How much below the ε asked for a releaser composes its steps: a relative 2^-10 (GeoSample
+#: spends down to 63/64 of its ε). Small denominators keep the steps simple: ε = 4 over k = 4
+#: answers is ε₀ = 1023/1024, whose noise scale W/ε₀ has the small numerator 4096 at W = 4
+#: (the exact sampler draws a uniform of that size, which the conformance suite replays).
+RUN_BELOW = mpq(1, 1 << 10)
+
+
+def declared_loss(epsilon: Any) -> tuple[Any, Any]:
+    """(ε₁, L) for a releaser asked for ε: it composes its steps to at most ε₁ = ε·(1 − 2^-10)
+    and declares the rational L as its bound on e^ε, with e^{ε₁} ≤ L ≤ e^ε, so that the loss it
+    declares is at or below the one asked for (rounding e^ε up, as a bound on the composed ε
+    alone would, declares slightly more). L is e^{ε₁} rounded up at the first precision from 128
+    bits (doubling) at which it is at most e^ε, which :func:`dpplug.guarantee.within_budget`
+    decides exactly; an ε too small for that within :data:`~dpplug.guarantee.MAX_BUDGET_BITS`
+    bits is refused."""
+    run = mpq(epsilon) * (1 - RUN_BELOW)
+    bits = 128
+    while bits <= MAX_BUDGET_BITS:
+        with gmpy2.context(gmpy2.get_context(), precision=bits, round=gmpy2.RoundUp):
+            bound = mpq(gmpy2.exp(mpfr(run)))
+        if within_budget(Guarantee(bound, 0, ADD_REMOVE_ROW), epsilon):
+            return run, bound
+        bits *= 2
+    raise BadParameter(
+        f"epsilon={float(epsilon):.3g} is too small to declare a loss below it; pass a larger ε"
+    )
 
 
 def universe_param(required: bool) -> Param:

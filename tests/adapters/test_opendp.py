@@ -479,39 +479,47 @@ def test_bad_distances_are_rejected() -> None:
             adapter._label_distance(bad)
 
 
-def test_sampler_data_outside_the_domain_releases_nothing(
-    draws: dpplug.SeededSource,
+def test_a_sampler_releases_for_every_integer_clamped_into_its_range(
+    seeded: Callable[[int], None],
 ) -> None:
+    """The README's geosample (n = 100) after a count: 101 rows gave ``BadData`` inside the
+    measurement, so whether a release succeeded depended on the private count. Every integer of
+    the domain now gets a release, that of the count clamped into [0, n] (post-processing of
+    the 1-Lipschitz clamp): the same draws as the clamped count's. Values that are not integers
+    never reach the adapter (OpenDP's conversion refuses them, whatever the data holds)."""
     m = make_measurement("geosample", *i64(), n=100, epsilon=0.5)
-    before = draws.draws
+    for count, clamped in [(100, 100), (101, 100), (2**62, 100), (-1, 0), (-(2**63), 0)]:
+        seeded(count % 97)
+        released = m(count)
+        seeded(count % 97)
+        assert released == m(clamped) and 0 <= released <= 100
     for bad in (1.5, "3", None, [3]):
         with pytest.raises(NOT_CONVERTIBLE):
             m(bad)
-    for bad, text in [(101, r"geosample count must be in \[0, 100\], got 101"), (-1, "got -1")]:
-        with pytest.raises(dp.OpenDPException, match=text):
-            m(bad)
-    assert draws.draws == before
-    m(100)  # the source is really the one in use
-    assert draws.draws > before
+    u64 = make_measurement(
+        "fixedpoint-geometric",
+        dp.atom_domain(T="u64"),
+        dp.absolute_distance(T="u64"),
+        n=7,
+        epsilon=1,
+    )
+    assert 0 <= u64(2**64 - 1) <= 7
 
 
-def test_selector_data_outside_the_domain_releases_nothing(
-    draws: dpplug.SeededSource,
-) -> None:
+def test_a_selector_releases_for_every_count_map(seeded: Callable[[int], None]) -> None:
+    """Negative counts (in the map domain's i64) count as 0 and counts past 2^62 as 2^62 (each a
+    1-Lipschitz clamp per label); the release is that of the clamped counts."""
     m = make_measurement("optimal-partition-selection", epsilon=EPS, delta=DELTA)
-    before = draws.draws
-    with pytest.raises(dp.OpenDPException, match="counts must be non-negative, got -1 for 'b'"):
-        m({"a": 500, "b": -1})
-    for bad in [{1: 5}, {"a": 1.5}, {"a": "5"}, ["a", "b"]]:
-        with pytest.raises(NOT_CONVERTIBLE):
-            m(bad)
+    seeded(3)
+    released = m({"a": 500, "b": -1, "c": 2**63 - 1})
+    seeded(3)
+    assert released == m({"a": 500, "b": 0, "c": 2**62}) == ["a", "c"]
     vector = make_measurement(
         "optimal-partition-selection", *labels_space(), epsilon=EPS, delta=DELTA
     )
     for bad in (["a", 1], [b"a"], 7):
         with pytest.raises(NOT_CONVERTIBLE):
             vector(bad)
-    assert draws.draws == before
     # Surprise (OpenDP, not the adapter): a bare str is converted to a list of its characters
     # before the adapter sees it, so the adapter's "not a str" guard cannot fire.
     assert vector("x" * 300) == ["x"]
@@ -611,19 +619,55 @@ def test_releaser_refuses_labels_that_are_not_strings() -> None:
         make_measurement("stability-histogram", universe="range:0:9", n=10, epsilon=1, delta=0.01)
 
 
-def test_releaser_data_outside_its_universe_or_bound_releases_nothing(
-    draws: dpplug.SeededSource,
+def test_a_releaser_releases_for_every_input_projected_into_its_universe_and_n(
+    seeded: Callable[[int], None],
 ) -> None:
+    """Labels outside the universe are dropped and, past n rows, the first n rows in the
+    universe's order are kept (one row added to data of n rows or more is then at most one row
+    replaced, within the replace-one guarantee): the release is that of the projected data,
+    where a label outside the universe or row n + 1 raised inside the measurement before."""
     params = RELEASERS["pure-sparse-histogram"]
     chain = count_by() >> then_measurement("pure-sparse-histogram", **params)
-    before = draws.draws
-    with pytest.raises(dp.OpenDPException, match="not in the universe"):
-        chain(["too long"])
-    with pytest.raises(dp.OpenDPException, match=r"must be in \[0, 400\], got 401"):
-        chain(["a"] * 401)
-    with pytest.raises(dp.OpenDPException, match=r"401 rows but .* at most n = 400"):
-        chain(["a"] * 300 + ["b"] * 101)
-    assert draws.draws == before
+    cases = [
+        (["too long"] + ["a"] * 3, ["a"] * 3),
+        (["a"] * 401, ["a"] * 400),
+        (["a"] * 300 + ["b"] * 101, ["a"] * 300 + ["b"] * 100),
+        (["b"] * 300 + ["a"] * 300, ["a"] * 300 + ["b"] * 100),  # "a" comes first
+    ]
+    for data, projected in cases:
+        seeded(len(data))
+        released = chain(data)
+        seeded(len(data))
+        assert released == chain(projected)
+    counts = make_measurement("basic-histogram", *counts_space(), **RELEASERS["basic-histogram"])
+    assert list(counts({"a": 2**63 - 1, "b": -5, "zz": 9})) == ["a", "b", "c", "d"]
+
+
+def test_a_releaser_private_for_rows_added_or_removed_needs_data_of_a_bounded_size() -> None:
+    """Keeping the first n rows is stable only under replace-one; a mechanism private for one
+    row added or removed with n public (the query releasers) would pay one row added to data of
+    n rows twice. It takes label vectors of a known size N ≤ n (its map at symmetric distance
+    2, one row changed, is two rows' group privacy) and refuses any other domain when built."""
+    params = {"n": 100, "epsilon": 1, "max_queries": 2, "sparsity": 1}
+    for domain, metric in (labels_space(), counts_space()):
+        with pytest.raises(dpplug.BadParameter, match="make_resize"):
+            make_measurement("independent-laplace", domain, metric, **params)
+    with pytest.raises(dpplug.BadParameter, match="known size of at most n"):
+        make_measurement("independent-laplace", *sized(101), **params)
+    session = make_measurement("independent-laplace", *sized(100), **params)(["a"] * 100)
+    assert 0 <= session({"a": 1}) <= 1
+    guarantee = dpplug.create("independent-laplace", **params).guarantee
+    assert make_measurement("independent-laplace", *sized(100), **params).map(2) == (
+        pytest.approx(2 * guarantee.epsilon, rel=1e-12)
+    )
+    resized = dp.t.make_resize(*labels_space(), size=50, constant="pad") >> then_measurement(
+        "independent-laplace", **params
+    )
+    assert 0 <= resized(["a"] * 400)({"a": 1}) <= 1  # OpenDP's resize takes the first rows
+
+
+def sized(size: int) -> tuple[Any, Any]:
+    return dp.vector_domain(dp.atom_domain(T=str), size=size), dp.symmetric_distance()
 
 
 def test_releaser_serialise_round_trip(seeded: Callable[[int], None]) -> None:
@@ -932,7 +976,8 @@ _GOOD_SPEC = {
         "{" * 100_000,  # deep nesting
         json.dumps({**_GOOD_SPEC, "params": [1]}),
         json.dumps({**_GOOD_SPEC, "params": {"n": [1, 2], "epsilon": "1/2"}}),
-        json.dumps({**_GOOD_SPEC, "params": {"n": 100, "epsilon": "-1"}}),
+        json.dumps({**_GOOD_SPEC, "params": {"n": 100, "epsilon": "nan"}}),
+        json.dumps({**_GOOD_SPEC, "params": {"n": 0, "epsilon": "1/2"}}),
         json.dumps({**_GOOD_SPEC, "params": {"n": 10**4000, "epsilon": "1/2"}}),
         json.dumps({**_GOOD_SPEC, "params": {"n": 100, "epsilon": "9" * 5000}}),
         json.dumps({**_GOOD_SPEC, "input": {"form": "count", "T": "f64"}}),
@@ -946,6 +991,15 @@ _GOOD_SPEC = {
 def test_deserialise_refuses_malformed_text_with_bad_data(text: str | bytes) -> None:
     with pytest.raises(dpplug.BadData):
         deserialize(text)
+
+
+def test_deserialise_of_an_epsilon_below_the_range_releases_nothing() -> None:
+    """ε ≤ 0 is what a search's measurement below the plugin's range serialises as: rebuilt, it
+    releases nothing and its map is 0 (``test_opendp_budget.py``)."""
+    rebuilt = deserialize(json.dumps({**_GOOD_SPEC, "params": {"n": 100, "epsilon": "-1"}}))
+    assert rebuilt.map(1) == 0
+    with pytest.raises(dp.OpenDPException, match="releases nothing"):
+        rebuilt(5)
 
 
 @settings(max_examples=300, derandomize=True, deadline=None, database=None)
@@ -1072,8 +1126,7 @@ def test_a_third_party_plugin_is_a_measurement_with_no_extra_code(third_party: M
     assert_rounded_up(m.map(1), ln(Fraction(3)))  # e^ε = 3 exactly
     assert_rounded_up(m.map(2), ln(Fraction(9)))
     assert {m(0) for _ in range(50)} <= {0, 1} and {m(1) for _ in range(50)} <= {0, 1}
-    with pytest.raises(dp.OpenDPException, match=r"count must be in \[0, 1\]"):
-        m(2)
+    assert {m(2) for _ in range(50)} <= {0, 1}  # clamped into its range [0, 1], like 1
     # Available through the chain helpers too: the measurement is an ordinary OpenDP one.
     geosample = make_measurement("geosample", *i64(), n=1, epsilon=GEO_EPS)  # e^ε = 3/2
     composed = dp.c.make_composition([m, geosample])

@@ -29,6 +29,7 @@ import dpplug  # noqa: E402
 import dpplug.kinds  # noqa: E402
 from dpplug.adapters import opendp as adapter  # noqa: E402
 from dpplug.adapters.opendp import make_measurement  # noqa: E402
+from dpplug.guarantee import within_budget  # noqa: E402
 
 #: A search's ε lands within this fraction of the target's ε, from below.
 SPENT = 0.99
@@ -165,6 +166,13 @@ def test_binary_search_chain_over_epsilon_for_every_sampler(name: str) -> None:
     def make(epsilon: float) -> Any:
         return make_measurement(name, *i64(), epsilon=epsilon, **case)
 
+    given = dict(dpplug.registry().get(name).cls.conformance_cases[0])
+    if not within_budget(dpplug.create(name, **given).guarantee, given["epsilon"], 1):
+        # A sampler that declares e^ε rounded up is refused (test_opendp_budget.py), in the
+        # search too (at its first probe inside the range).
+        with pytest.raises(dpplug.PluginFault):
+            dp.binary_search_chain(make, d_in=1, d_out=(0.5, case["delta"]))
+        return
     d_out: Any = (0.5, case["delta"]) if "delta" in case else 0.5
     found = dp.binary_search_chain(make, d_in=1, d_out=d_out)
     if "delta" in case:

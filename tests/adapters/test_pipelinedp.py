@@ -11,9 +11,10 @@ The data make the checks certain or overwhelming (ε = 10, δ = 1e-3): "big" par
 more units than the selectors' saturation (kept with probability exactly 1), "small" ones have
 fewer than m units (dropped with probability exactly 0 by the pre-threshold), "medium" ones may go
 either way. That the plugin, not PipelineDP's Laplace, ran on the workers is shown by the explain
-report and by worker-side effects: counts are Python ints, the pre-threshold drops small
-partitions, and ``fixedpoint-geometric`` with n = 5 clamps every released count into [0, 5]
-although the big partitions count hundreds of rows (impossible with additive Laplace noise).
+report and by worker-side effects: counts are integer-valued floats (PipelineDP's type; Laplace
+noise is never an integer), the pre-threshold drops small partitions, and
+``fixedpoint-geometric`` with n = 5 clamps every released count into [0, 5] although the big
+partitions count hundreds of rows (impossible with additive Laplace noise).
 Accuracy checks use the sampler's own (a, β) bound at β = 1e-12 per count.
 
 Worker-side code is lambdas and installed modules only (no module-level test helpers), so Beam's
@@ -293,12 +294,18 @@ def _check_budgets(case: Case, accountant: Any) -> None:
         [f"PartitionSelection ({case.selector})"] * 2
         + [f"COUNT ({case.sampler})", f"PRIVACY_ID_COUNT ({case.sampler})"]
     )
-    assert all(s.mechanism_type is MechanismType.GENERIC for s in specs)
-    assert all(s.eps > 0 and s.delta > 0 for s in specs)
+    selections = [s for s in specs if s.name.startswith("PartitionSelection")]
+    noises = [s for s in specs if s not in selections]
+    assert all(s.mechanism_type is MechanismType.GENERIC for s in selections)
+    assert all(s.eps > 0 and s.delta > 0 for s in selections)
     if case.accountant == "naive":
+        # Pure count noise is requested as LAPLACE: no δ is charged, the selections get it all.
+        assert all(s.mechanism_type is MechanismType.LAPLACE and s.delta == 0 for s in noises)
         assert sum(s.eps for s in specs) == pytest.approx(EPSILON, rel=1e-12)
-        assert sum(s.delta for s in specs) == pytest.approx(DELTA, rel=1e-12)
+        assert sum(s.delta for s in selections) == pytest.approx(DELTA, rel=1e-12)
         return
+    # PLD composes LAPLACE as continuous Laplace noise, which a discrete sampler is not: GENERIC.
+    assert all(s.mechanism_type is MechanismType.GENERIC for s in noises)
     # PLD: the accountant's composition of the GENERIC (ε_i, δ_i) stays within (ε, δ).
     assert accountant.base_noise_std is not None
     composed = None
@@ -336,7 +343,7 @@ def test_select_partitions_and_counts(
     assert set(BIG) <= selected <= ELIGIBLE
     assert set(BIG) <= set(run.aggregated) <= ELIGIBLE
 
-    # Budgets, as GENERIC specs, and the mechanisms the report names.
+    # Budgets (selections GENERIC, count noise pure under Naive), and the report's mechanisms.
     _check_budgets(case, run.accountant)
     _check_report(case, run.engine)
     epsilon = {
@@ -356,7 +363,7 @@ def test_select_partitions_and_counts(
         assert set(fields) == METRIC_FIELDS
         for metric in L1:
             value = fields[metric]
-            assert type(value) is int, (key, metric, value)
+            assert type(value) is float and value == int(value), (key, metric, value)
             assert fields[f"{metric}_noise_stddev"] == pytest.approx(std[metric], rel=1e-9)
             true = truth[metric][key]
             if case.n is not None:
@@ -458,14 +465,15 @@ def test_add_dp_noise(
         released = result.collect()
 
     spec = _spec(accountant, f"AddDPNoise ({name})")
-    assert spec.mechanism_type is MechanismType.GENERIC and spec.eps == pytest.approx(EPSILON)
+    assert spec.mechanism_type is MechanismType.LAPLACE and spec.eps == pytest.approx(EPSILON)
+    assert spec.delta == 0
     epsilon = Fraction(spec.eps)
     bound = _count_sampler(case, epsilon).accuracy(BETA).per_query.a
     std = _expected_std(case, epsilon)
     truth = dict(PRE_AGGREGATED)
     assert sorted(key for key, _ in released) == sorted(truth)
     for key, (noisy, noise_std) in released:
-        assert type(noisy) is int
+        assert type(noisy) is float and noisy == int(noisy)
         assert noise_std == pytest.approx(std, rel=1e-9)
         if case.n is None:
             assert abs(noisy - truth[key]) <= bound
@@ -494,7 +502,7 @@ def test_add_dp_noise_clamps_huge_values_instead_of_wrapping(name: str) -> None:
     noise = PluginNoise(spec, 1.0, 1.0)
     low, high = noise._sampler.count_bounds
     noisy = noise.add_noise(np.array([1e30, -1e30, float(2**70)]))
-    assert noisy.dtype == np.int64
+    assert noisy.dtype == np.float64
     assert abs(int(noisy[0]) - high) <= 60 and abs(int(noisy[1]) - low) <= 60
     huge = noise.add_noise(np.array([2**64 - 1], dtype=np.uint64))
     assert abs(int(huge[0]) - high) <= 60
@@ -778,14 +786,16 @@ def test_specs_filters_and_combiners_pickle_and_build_lazily() -> None:
     assert keep(("big0", (200, ()))) is True
     assert keep(("small0", (1, ()))) is False
     metrics = combiner.compute_metrics(combiner.create_accumulator([1, 1, 1]))
-    assert type(metrics.count) is int and type(metrics.privacy_id_count) is int
-    assert isinstance(metrics.sum, float)  # SUM stays PipelineDP's own Laplace
+    assert metrics.count == int(metrics.count) and type(metrics.count) is float
+    assert metrics.privacy_id_count == int(metrics.privacy_id_count)
+    assert isinstance(metrics.sum, float) and metrics.sum != int(metrics.sum)  # PipelineDP's own
 
     # Built mechanisms are dropped from the pickles and rebuilt where they are unpickled.
     assert pickle.loads(pickle.dumps(keep))(("big0", (200, ()))) is True
     for dumps, loads in _BACKEND_PICKLERS:
         restored = loads(dumps(combiner))
-        assert type(restored.compute_metrics(restored.create_accumulator([1])).count) is int
+        count = restored.compute_metrics(restored.create_accumulator([1])).count
+        assert type(count) is float and count == int(count)
     for child in children:
         assert "_mechanism" not in pickle.loads(pickle.dumps(child)).__dict__
     assert set(BIG) <= {key for key, _ in result}
@@ -826,7 +836,7 @@ def test_no_monkeypatching() -> None:
         ours = DPEngine(acc, pipeline_dp.LocalBackend(), count_noise=sampler("discrete-laplace"))
         ours_out = ours.aggregate(rows, params, ext)
         acc.compute_budgets()
-        assert all(type(m.count) is int for _, m in ours_out)
+        assert all(type(m.count) is float and m.count == int(m.count) for _, m in ours_out)
         after = [getattr(owner, name) for owner, name in targets]
         assert all(a is b for a, b in zip(before, after)), "PipelineDP was patched"
         acc = pipeline_dp.NaiveBudgetAccountant(total_epsilon=5, total_delta=1e-5)
@@ -837,7 +847,7 @@ def test_no_monkeypatching() -> None:
         )
         native_out = native.aggregate(rows, native_params, ext)
         acc.compute_budgets()
-        assert all(type(m.count) is float for _, m in native_out)
+        assert all(type(m.count) is float and m.count != int(m.count) for _, m in native_out)
         print("unpatched")
         """
     )

@@ -10,9 +10,10 @@ On Beam and Spark: COUNT noised by ``fixedpoint-geometric`` and PRIVACY_ID_COUNT
 parameter) the COUNT and the central release. Big partitions (150+ units) are kept with probability
 exactly 1 and small ones (< m units) dropped with probability 1 at the budgets PipelineDP computes
 (checked on the budgets themselves); every released value is within the mechanism's own (a, β)
-bound at β = 1e-12 for the ε the accountant gave it; counts are Python ints (PipelineDP's Laplace
-gives floats), the histogram is in canonical label order, and the accountant holds every dpplug
-mechanism as GENERIC with the budget adding up.
+bound at β = 1e-12 for the ε the accountant gave it; counts are integer-valued floats (PipelineDP's
+type; its Laplace noise is never an integer), the histogram is in canonical label order, and the
+accountant holds the selection and the release as GENERIC and the pure count noise as LAPLACE
+(no δ charged), with the budget adding up.
 
 Worker-side code is lambdas and installed modules only, so workers never import this file.
 """
@@ -96,12 +97,14 @@ def _budget(accountant: Any, name: str) -> Any:
     return spec
 
 
-def _check_budgets(accountant: Any, dpplug_names: list[str]) -> None:
+def _check_budgets(accountant: Any, types: dict[str, Any]) -> None:
     specs = [m.mechanism_spec for m in accountant._mechanisms]
     assert sum(s.eps for s in specs) == pytest.approx(EPSILON, rel=1e-12)
     assert sum(s.delta for s in specs) <= DELTA * (1 + 1e-12)
-    for name in dpplug_names:
-        assert _budget(accountant, name).mechanism_type is MechanismType.GENERIC
+    for name, mechanism_type in types.items():
+        budget = _budget(accountant, name)
+        assert budget.mechanism_type is mechanism_type
+        assert (budget.delta == 0) == (mechanism_type is MechanismType.LAPLACE)
 
 
 def _check_counts(released: dict[str, Any], truth: dict[str, int], noise: Any, eps: Any) -> None:
@@ -109,7 +112,7 @@ def _check_counts(released: dict[str, Any], truth: dict[str, int], noise: Any, e
     assert sorted(released) == sorted(BIG)
     bound = dpplug.create(noise[0], epsilon=eps, **noise[1]).accuracy(BETA).per_query.a
     for key, value in released.items():
-        assert type(value) is int, (key, value)
+        assert type(value) is float and value == int(value), (key, value)
         assert abs(value - truth[key]) <= bound, (key, value, truth[key], bound)
 
 
@@ -146,12 +149,12 @@ def _check_all(
 ) -> None:
     _check_budgets(
         accountant,
-        [
-            f"COUNT ({COUNT_NOISE[0]})",
-            f"PRIVACY_ID_COUNT ({UNIT_NOISE[0]})",
-            "PartitionSelection (optimal-partition-selection)",
-            f"Central release ({HISTOGRAM[0]})",
-        ],
+        {
+            f"COUNT ({COUNT_NOISE[0]})": MechanismType.LAPLACE,
+            f"PRIVACY_ID_COUNT ({UNIT_NOISE[0]})": MechanismType.LAPLACE,
+            "PartitionSelection (optimal-partition-selection)": MechanismType.GENERIC,
+            f"Central release ({HISTOGRAM[0]})": MechanismType.GENERIC,
+        },
     )
     count_eps = Fraction(_budget(accountant, f"COUNT ({COUNT_NOISE[0]})").eps) / (L0 * LINF)
     unit_eps = Fraction(_budget(accountant, f"PRIVACY_ID_COUNT ({UNIT_NOISE[0]})").eps) / L0

@@ -2,7 +2,8 @@
 backend: its header says ``noise: dpplug sampler NAME(params) at ε=… per count for METRIC``
 instead of PipelineDP's ``noise_kind=laplace``, with the ε each count gets (the budget
 PipelineDP computed over the count's ℓ₁ sensitivity), and keeps PipelineDP's noise kind for the
-metrics PipelineDP still noises. Without dpplug noise the report is PipelineDP's own
+metrics PipelineDP still noises; a ``dpplug budget`` line shows the (ε, δ) each dpplug mechanism
+was granted. Without dpplug mechanisms the report is PipelineDP's own
 (``test_pipelinedp_dropin.py``)."""
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ pipeline_dp = pytest.importorskip("pipeline_dp")
 
 from pipeline_dp.report_generator import ExplainComputationReport  # noqa: E402
 
-from dpplug.adapters.pipelinedp import DPEngine, sampler  # noqa: E402
+from dpplug.adapters.pipelinedp import DPEngine, partition_selection, sampler  # noqa: E402
 
 Metrics = pipeline_dp.Metrics
 ROWS = [(u, f"p{u % 3}", 1) for u in range(300) for _ in range(2)]
@@ -72,7 +73,7 @@ def test_noise_kind_sampler_for_both_counts() -> None:
     )
     result = engine.aggregate(ROWS, params, EXTRACTORS)
     accountant.compute_budgets()
-    assert {type(m.count) for _, m in result} == {int}
+    assert all(type(m.count) is float and m.count == int(m.count) for _, m in result)
     count = _eps(accountant, "COUNT (discrete-laplace)") / 2
     units = _eps(accountant, "PRIVACY_ID_COUNT (discrete-laplace)") / 1
     (report,) = engine.explain_computations_report()
@@ -99,3 +100,22 @@ def test_add_dp_noise_report() -> None:
         in (header)
     )
     assert not any("noise_kind" in line for line in header)
+
+
+def test_the_header_shows_how_the_budget_was_split() -> None:
+    """A ``dpplug budget`` line names every dpplug mechanism with the (ε, δ) it was granted,
+    the pure count noise marked as charged no δ (the selection gets all of it)."""
+    accountant = pipeline_dp.NaiveBudgetAccountant(total_epsilon=1, total_delta=1e-6)
+    engine = DPEngine(accountant, pipeline_dp.LocalBackend(), count_noise=sampler("geosample", n=9))
+    params = pipeline_dp.AggregateParams(
+        metrics=[Metrics.COUNT],
+        partition_selection_strategy=partition_selection("laplace-thresholding"),
+        **BOUNDS,
+    )
+    engine.aggregate(ROWS, params, EXTRACTORS)
+    accountant.compute_budgets()
+    (report,) = engine.explain_computations_report()
+    assert (
+        " dpplug budget: COUNT (geosample) ε=0.5, δ=0 (pure: no δ charged); "
+        "PartitionSelection (laplace-thresholding) ε=0.5, δ=1e-06"
+    ) in _header(report)

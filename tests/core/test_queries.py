@@ -4,9 +4,12 @@ up, exact), and sparsity counted on the rounded weights."""
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import math
-from collections.abc import Iterator, Mapping
+import threading
+import time
+from collections.abc import Iterable, Iterator, Mapping
 from fractions import Fraction
 from typing import Any
 
@@ -15,13 +18,17 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dpplug.errors import BadData
+import dpplug
+from dpplug.errors import BadData, NotSupported
 from dpplug.kinds.query_releaser.queries import (
+    QuerySession,
+    SparseQuery,
     Workload,
     canonical_label,
     label_counts,
     sparse_query,
 )
+from dpplug.randomness import SeededSource
 from dpplug.universe import parse_universe
 
 WORKLOAD = Workload(max_queries=5, sparsity=3, grid=4)
@@ -178,3 +185,84 @@ def test_scaled_answer_is_n_w_times_the_answer() -> None:
     query = sparse_query({"a": 1, "b": 0.25, "z": 0.5}, WORKLOAD, None)
     assert query.scaled_answer(counts) == 4 * 3 + 1 * 5 + 2 * 0
     assert Fraction(query.scaled_answer(counts), 10 * 4) == (3 * 1 + 5 * Fraction(1, 4)) / 10
+
+
+# --------------------------------------------------------------------------------------------
+# sessions answer atomically: the k-answer bound holds under threads
+# --------------------------------------------------------------------------------------------
+
+THREADS = 16
+
+
+def race(session: Any, query: Mapping[str, float]) -> int:
+    """16 threads released at once, each asking *session* for one answer; how many got one."""
+    barrier = threading.Barrier(THREADS)
+    answered: list[Fraction] = []
+
+    def ask() -> None:
+        barrier.wait()
+        with contextlib.suppress(NotSupported):
+            answered.append(session.answer(query))
+
+    threads = [threading.Thread(target=ask) for _ in range(THREADS)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    return len(answered)
+
+
+SESSIONS = {
+    "independent-laplace": {"n": 100, "epsilon": 1, "max_queries": 4, "sparsity": 2},
+    "sparse-multiplicative-weights": {
+        "n": 10**7,
+        "epsilon": 8,
+        "delta": Fraction(1, 10**5),
+        "max_queries": 6,
+        "sparsity": 2,
+        "grid": 4,
+    },
+}
+
+
+@pytest.mark.parametrize("name", sorted(SESSIONS))
+def test_no_session_answers_more_than_k_queries_under_16_threads(name: str) -> None:
+    """The issue's race (independent-laplace, k = 4: up to 16 answers in 6 of 20 trials; SMW,
+    k = 6: in 8 of 10): now exactly k answers in every trial."""
+    releaser = dpplug.create(name, **SESSIONS[name])
+    k = SESSIONS[name]["max_queries"]
+    for seed in range(20):
+        session = releaser.start(["a"] * 60 + ["b"] * 40, SeededSource(seed))
+        assert race(session, {"a": 1}) == k
+        assert session.answered == k and session.remaining == 0
+
+
+class _SlowSession(QuerySession):
+    """Answers after a pause, which widens any window between the check against k and the
+    count of answers to about a millisecond."""
+
+    def _answer(self, query: SparseQuery) -> int:
+        time.sleep(0.001)
+        return 0
+
+
+class _UnlockedSession(_SlowSession):
+    """The answering loop as it was before the lock (the test's power check)."""
+
+    def answers(self, queries: Iterable[object]) -> list[Fraction]:
+        parsed = [self.query(q) for q in queries]
+        if len(parsed) > self.remaining:
+            raise NotSupported("past k")
+        released = [Fraction(self._answer(query), self.scale) for query in parsed]
+        self.answered += len(parsed)
+        return released
+
+
+def test_the_lock_holds_where_the_window_is_wide_and_the_race_test_sees_an_unlocked_one() -> None:
+    """With a millisecond between the check and the count, a locked session still answers k
+    queries of 16 threads, and the same race makes an unlocked one answer more than k (so the
+    test above can fail)."""
+    declaration = dpplug.create("independent-laplace", **SESSIONS["independent-laplace"])
+    declared = declaration.declaration()
+    assert race(_SlowSession(declared), {"a": 1}) == 4
+    assert race(_UnlockedSession(declared), {"a": 1}) > 4

@@ -33,6 +33,7 @@ a/(n·W) of the truth (:attr:`QueryAnswers.alpha`).
 from __future__ import annotations
 
 import numbers
+import threading
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -259,7 +260,10 @@ class QuerySession(QueryAnswers):
     when it arrives. The data and every private quantity are held privately: nothing public
     depends on them except the answers, the session cannot be pickled, and its text shows the
     declaration only. A query past the k-th, or any query the mechanism refuses, raises a dpplug
-    error before anything is drawn.
+    error before anything is drawn. Answering is atomic: a lock held from the check against k
+    to the last answer of a batch makes concurrent callers (threads sharing a session, an OpenDP
+    Queryable called from several threads) answer one batch at a time, so the k-answer bound,
+    which is a privacy bound, holds under any interleaving.
 
     Subclasses implement :meth:`_answer` (a validated query → its released answer in grid
     units, in [0, n·W]) and may refuse queries in :meth:`_check` (e.g. a spent update budget).
@@ -271,6 +275,7 @@ class QuerySession(QueryAnswers):
         self.declaration = declaration
         #: How many queries have been answered.
         self.answered = 0
+        self._lock = threading.Lock()
 
     @property
     def remaining(self) -> int:
@@ -283,23 +288,24 @@ class QuerySession(QueryAnswers):
         (see :meth:`_check`) raises with the answers released before it in its ``answers``
         attribute."""
         parsed = [self.query(q) for q in queries]
-        if len(parsed) > self.remaining:
-            k = self.declaration.workload.max_queries
-            raise NotSupported(
-                f"this session's guarantee covers k = {k} queries and {self.answered} were "
-                f"answered; {len(parsed)} more would exceed it (start a new release, with its "
-                f"own budget, for more queries)"
-            )
-        released: list[Fraction] = []
-        for query in parsed:
-            try:
-                self._check()
-            except NotSupported as refusal:
-                refusal.answers = released  # type: ignore[attr-defined]
-                raise
-            released.append(Fraction(self._answer(query), self.scale))
-            self.answered += 1
-        return released
+        with self._lock:
+            if len(parsed) > self.remaining:
+                k = self.declaration.workload.max_queries
+                raise NotSupported(
+                    f"this session's guarantee covers k = {k} queries and {self.answered} were "
+                    f"answered; {len(parsed)} more would exceed it (start a new release, with "
+                    f"its own budget, for more queries)"
+                )
+            released: list[Fraction] = []
+            for query in parsed:
+                try:
+                    self._check()
+                except NotSupported as refusal:
+                    refusal.answers = released  # type: ignore[attr-defined]
+                    raise
+                released.append(Fraction(self._answer(query), self.scale))
+                self.answered += 1
+            return released
 
     def _check(self) -> None:
         """Refuse (NotSupported, nothing drawn) the next query; nothing to refuse by default."""

@@ -17,17 +17,36 @@ from scipy.stats import binomtest
 import dpplug
 from dpplug.composition import step_budget
 from dpplug.discrete_noise import laplace_tail
+from dpplug.guarantee import within_budget
 from dpplug.randomness import SeededSource
 
 PARAMS = {"n": 200, "epsilon": 1, "max_queries": 20, "sparsity": 3, "grid": 16}
 
 
+#: The ε the releaser composes to when asked for ε = 1: 2^-10 below it, so that the rational
+#: bound on e^ε it declares is at most e^1 (declared_loss).
+RUN = 1 - mpq(1, 1 << 10)
+
+
 def test_pure_releaser_composes_by_basic_composition() -> None:
     releaser = dpplug.create("independent-laplace", **PARAMS)
-    assert releaser.budget.rule == "basic" and releaser.budget.epsilon0 == mpq(1, 20)
-    assert releaser.noise_scale == 16 / mpq(1, 20)  # sensitivity W over ε₀
-    assert releaser.guarantee.pure and releaser.guarantee.epsilon == pytest.approx(1, abs=1e-15)
+    assert releaser.budget.rule == "basic" and releaser.budget.epsilon0 == RUN / 20
+    assert releaser.noise_scale == 16 / (RUN / 20)  # sensitivity W over ε₀
+    assert releaser.guarantee.pure and within_budget(releaser.guarantee, 1)
+    assert releaser.guarantee.epsilon == pytest.approx(float(RUN), rel=1e-15)  # 2^-10 below 1
     assert releaser.guarantee.neighbouring.relation is dpplug.Relation.ADD_REMOVE
+
+
+@pytest.mark.parametrize("epsilon", [Fraction(1, 10**30), 0.1, 1, 16])
+@pytest.mark.parametrize("delta", [0, Fraction(1, 10**6)])
+def test_the_declared_loss_is_at_most_the_one_asked_for(epsilon: object, delta: object) -> None:
+    """e^ε and δ declared are at most the ones asked for, exactly (they were 5e-21 above: a
+    compositor whose share was the request refused the releaser), and ε is spent up to 2^-10."""
+    releaser = dpplug.create(
+        "independent-laplace", **{**PARAMS, "epsilon": epsilon, "delta": delta}
+    )
+    assert within_budget(releaser.guarantee, epsilon, delta)
+    assert not within_budget(releaser.guarantee, mpq(epsilon) * (1 - mpq(1, 1 << 9)), delta)
 
 
 def test_approximate_releaser_takes_the_best_composition() -> None:
@@ -35,7 +54,7 @@ def test_approximate_releaser_takes_the_best_composition() -> None:
         releaser = dpplug.create(
             "independent-laplace", **{**PARAMS, "max_queries": k, "delta": Fraction(1, 10**6)}
         )
-        assert releaser.budget == step_budget(mpq(1), mpq(1, 10**6), k)
+        assert releaser.budget == step_budget(RUN, mpq(1, 10**6), k)
         assert releaser.budget.rule == rule
         assert releaser.guarantee.delta == (0 if rule == "basic" else mpq(1, 10**6))
 

@@ -14,6 +14,7 @@ from gmpy2 import mpq
 import dpplug
 from dpplug.composition import largest_rho, step_budget, zcdp_delta
 from dpplug.errors import BadData, BadParameter
+from dpplug.guarantee import within_budget
 from dpplug.plugins.queries.projection import (
     MAX_DIMENSION,
     SparseProjectionReleaser,
@@ -81,19 +82,25 @@ def test_an_unreachable_alpha_is_refused_with_the_memory_it_would_need() -> None
         create(alpha=Fraction(1, 10**6))
 
 
+#: The ε the releasers compose to when asked for ε = 1: 2^-10 below it (declared_loss).
+RUN = 1 - mpq(1, 1 << 10)
+
+
 def test_laplace_noise_composes_over_the_dimension() -> None:
     releaser = create(dimension=256)
-    budget = step_budget(mpq(1), mpq(1, 10**6), 256)
+    budget = step_budget(RUN, mpq(1, 10**6), 256)
     assert releaser.budget == budget and releaser.noise_parameter == 1 / budget.epsilon0
     assert releaser.guarantee.delta == budget.delta
+    assert within_budget(releaser.guarantee, 1, mpq(1, 10**6))
 
 
 def test_gaussian_noise_is_calibrated_through_zcdp() -> None:
     releaser = create(dimension=256, noise="gaussian")
-    rho = largest_rho(mpq(1), mpq(1, 10**6))
+    rho = largest_rho(RUN, mpq(1, 10**6))
     assert releaser.noise_parameter == mpq(256) / (2 * rho)  # σ² = T/(2ρ)
-    assert releaser.guarantee.delta == zcdp_delta(rho, mpq(1)) <= mpq(1, 10**6)
-    assert releaser.guarantee.epsilon == pytest.approx(1, abs=1e-15)
+    assert releaser.guarantee.delta == zcdp_delta(rho, RUN) <= mpq(1, 10**6)
+    assert releaser.guarantee.epsilon == pytest.approx(float(RUN), rel=1e-15)
+    assert within_budget(releaser.guarantee, 1, mpq(1, 10**6))
 
 
 def test_rademacher_moments_are_exact() -> None:
