@@ -58,6 +58,7 @@ from dpplug.plugins.histograms.coverage import warn_if_uncovered
 from dpplug.plugins.histograms.padding import Padding
 from dpplug.plugins.histograms.sampler_choice import REPLACE_ONE, build_sampler, releaser_params
 from dpplug.plugins.histograms.selection_ramp import SelectionRamp
+from dpplug.plugins.histograms.wide_indices import Indices
 from dpplug.program import Draw, Noise, Program, run
 from dpplug.randomness import RandomSource
 
@@ -357,24 +358,22 @@ class BlanketSparseHistogramReleaser(HistogramReleaser):
 
     # The release.
 
-    @cached_property
-    def _size(self) -> int:
-        return self.universe.size
-
     def program(self, counts: TrueCounts) -> Program[SparseHistogram]:
         """The release as a program of draws (sampled by :meth:`release`; its exact law is
         computable on tiny cases)."""
-        support = _as_labels(counts.indices, self._size)
+        support = Indices.of(counts.indices)
         kept = np.asarray((yield Selected(self.selection, counts.counts)), dtype=bool)
-        chosen = support[kept]
-        padding = yield Padding(self._size, chosen.tolist(), self.labels - chosen.size)
-        labels = _merged(chosen, _as_labels(padding, self._size))
-        true = _counts_at(labels, support, counts.counts)
+        chosen = support.pick(kept)
+        padding = yield Padding(self.universe.size, chosen, self.labels - len(chosen))
+        labels = chosen.union(padding if isinstance(padding, Indices) else Indices.of(padding))
+        where = support.lookup(labels)
+        true = np.zeros(where.size, dtype=np.int64)
+        true[where >= 0] = counts.counts[where[where >= 0]]
         noisy = np.asarray((yield NoisyCounts(self.sampler, true)), dtype=np.int64)
         shown = noisy > 0
         return SparseHistogram(
             self.universe,
-            tuple(labels[shown].tolist()),
+            tuple(labels.pick(shown).tolist()),
             tuple(noisy[shown].tolist()),
             *self._attached,
         )
@@ -387,25 +386,3 @@ class BlanketSparseHistogramReleaser(HistogramReleaser):
 
     def _release(self, counts: TrueCounts, source: RandomSource) -> SparseHistogram:
         return run(partial(self.program, counts), source)
-
-
-def _as_labels(indices: Any, size: int) -> Any:
-    """Universe indices as a uint64 array (universes of at most 2^64 labels) or an object array
-    of ints."""
-    values = indices if isinstance(indices, np.ndarray) else list(indices)
-    return np.array(values, dtype=np.uint64 if size <= 1 << 64 else object)
-
-
-def _merged(first: Any, second: Any) -> Any:
-    """The union of two disjoint increasing label arrays, increasing."""
-    return np.sort(np.concatenate([first, second]), kind="stable")
-
-
-def _counts_at(labels: Any, support: Any, counts: Ints) -> Ints:
-    """The true count of each label (0 outside the support, which is increasing)."""
-    true = np.zeros(len(labels), dtype=np.int64)
-    if len(support):
-        where = np.minimum(np.searchsorted(support, labels), len(support) - 1)
-        hit = support[where] == labels
-        true[hit] = counts[where[hit]]
-    return true
