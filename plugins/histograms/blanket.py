@@ -21,10 +21,10 @@ rows that differ by one row replaced, added or removed (the empty dataset includ
     Λ = max(λ, 1 + q₁(ρ − 1)) · λ_M · max(λ·λ_M, 1/(1 − q₁)).
 
 The ramp starts at q₁ ≤ min((λ − 1)/(ρ − 1), 1 − 1/(λ·λ_M)), so Λ = (λ·λ_M)². The budget ε is
-split ε/2 = ε_s + ε_c per row moved: λ = 1/p with p = e^{−ε_s} rounded up to m/2^32 and the
+split ε/2 = ε_s + ε_c per row moved: λ = 1/p with p = e^{−ε_s} rounded up to m/2^64 and the
 sampler built for ε_c, so Λ ≤ e^ε exactly (checked against a rigorous lower bound of e^ε).
-The share θ = 2ε_s/ε is chosen among sixteenths to make the declared simultaneous error
-smallest (or given as ``selection_share``).
+The share θ = 2ε_s/ε is the sixteenth that makes the declared simultaneous error smallest (or
+given as ``selection_share``).
 
 **Accuracy.** A release errs by more than a only if a chosen label's noise exceeds a (at most L
 labels, each within the sampler's a at β_c/L) or a bin of count above a is not chosen, which
@@ -56,7 +56,12 @@ from dpplug.kinds import CountingQuerySampler, HistogramReleaser, TrueCounts
 from dpplug.params import Param, Schema
 from dpplug.plugins.histograms.coverage import warn_if_uncovered
 from dpplug.plugins.histograms.padding import Padding
-from dpplug.plugins.histograms.sampler_choice import REPLACE_ONE, build_sampler, releaser_params
+from dpplug.plugins.histograms.sampler_choice import (
+    HALF,
+    REPLACE_ONE,
+    build_sampler,
+    releaser_params,
+)
 from dpplug.plugins.histograms.selection_ramp import SelectionRamp
 from dpplug.plugins.histograms.wide_indices import Indices
 from dpplug.program import Draw, Noise, Program, run
@@ -69,7 +74,7 @@ MAX_N = 1 << 24
 #: The selection share and the β split are chosen among multiples of 1/SPLITS.
 SPLITS = 16
 #: Bits of the denominators of p (e^{−ε_s} rounded up) and of the lower bound of e^ε.
-_DENOMINATOR_BITS = 32
+_DENOMINATOR_BITS = 64
 _CHECK_BITS = 256
 #: The least ε_s of the selection (as the samplers' least ε): τ then has at most about a million
 #: steps of the geometric's ratio, so every exact probability stays small enough to compute.
@@ -276,29 +281,40 @@ class BlanketSparseHistogramReleaser(HistogramReleaser):
         return found
 
     def _best_share(self) -> Calibration:
-        """The selection share (a sixteenth) with the smallest declared simultaneous error: the
-        count noise's bound grows with the share and the selection's falls, so the best is next
-        to the first share where the first reaches the second (found by bisection)."""
+        """The selection share, a sixteenth, with the smallest declared simultaneous error (the
+        one nearest 1/2 among equals): the best of 4/16, 8/16 and 12/16, then of its neighbours
+        2/16 and 1/16 away (the count noise's bound grows with the share and the selection's
+        falls, so the error is lowest in one valley), unless all three are n. Shares the
+        selection or the sampler cannot take (an ε below their least) are passed over."""
         beta = self.params["beta"]
+        scores: dict[int, tuple[int, Any] | None] = {}
+        refusal: BadParameter | None = None
 
-        def crossed(i: int) -> bool:
-            calibration = self._calibrate(mpq(i, SPLITS))
-            return self._count_error(calibration, beta / 2) >= self._selection_error(
-                calibration, beta / 2
-            )
+        def score(i: int) -> tuple[int, Any] | None:
+            nonlocal refusal
+            if i not in scores:
+                share = mpq(i, SPLITS)
+                try:
+                    calibration = self._calibrate(share)
+                except BadParameter as exc:
+                    refusal, scores[i] = exc, None
+                else:
+                    scores[i] = (self._simultaneous(calibration, beta)[0], abs(share - HALF))
+            return scores[i]
 
-        low, high = 1, SPLITS - 1
-        while low < high:
-            middle = (low + high) // 2
-            if crossed(middle):
-                high = middle
-            else:
-                low = middle + 1
-        candidates = [mpq(i, SPLITS) for i in (low - 1, low) if i >= 1]
-        return min(
-            (self._calibrate(share) for share in candidates),
-            key=lambda c: self._simultaneous(c, beta)[0],
-        )
+        def best(candidates: list[int]) -> int | None:
+            scored = [(found, i) for i in candidates if 0 < i < SPLITS and (found := score(i))]
+            return min(scored)[1] if scored else None
+
+        chosen = best([4, 8, 12]) or best(list(range(1, SPLITS)))
+        if chosen is None:
+            assert refusal is not None
+            raise refusal
+        coarse = {found[0] for i in (4, 8, 12) if (found := scores.get(i))}
+        if coarse != {self.n}:  # all at n: no share makes the release accurate
+            for step in (2, 1):
+                chosen = best([chosen - step, chosen, chosen + step]) or chosen
+        return self._calibrate(mpq(chosen, SPLITS))
 
     @property
     def guarantee(self) -> Guarantee:

@@ -4,7 +4,7 @@ Walker's alias method; Balcer & Vadhan, full version Alg. 3.1 / Lemma 3.2 for th
 docs/mechanisms.md#oblivious-laplace).
 
 **Ideal mechanism.** M(c) = clamp(c + Z, 0, n) with Z two-sided geometric,
-Pr[Z = j] = ((1 − α)/(1 + α))·α^{|j|}, α = e^{−ε} rounded up to m/2^32, so M is λ-DP for counts
+Pr[Z = j] = ((1 − α)/(1 + α))·α^{|j|}, α = e^{−ε} rounded up to m/2^64, so M is λ-DP for counts
 one apart with λ = 1/α ≤ e^ε. Clamping makes every noise value beyond ±n equivalent to ±n, so Z
 is folded onto [−n, n] (the tails α^n/(1 + α) on ±n) without changing M.
 
@@ -18,10 +18,11 @@ is checked to be at most the δ below.
 [0, 2^B) inside it. (n + 1)·2^s positions give the outputs 0 … n, 2^s each (the reference law 𝒟,
 uniform on [0, n]), and the other K = 2^B − (n + 1)·2^s give the column's pair of alias
 outcomes, clamp(c + j, 0, n), in proportion to the table's units. So with probability
-γ = (n + 1)·2^s/2^B ≤ 2^{−g} (g from the ``gamma`` asked, B = g + s + ⌈log₂(n + 2)⌉) the output
-is uniform on [0, n], and otherwise it is clamp(c + Z̃, 0, n). Clamping is post-processing, so
-TV(clamp(c + Z̃), M(c)) ≤ TV(Z̃, Z) for every c, and Balcer–Vadhan's Lemma 3.2 makes the mixture
-exactly λ-DP once TV(Z̃, Z) ≤ δ: for every output z and counts c, c′ one apart,
+γ = (n + 1)·2^s/2^B, between half the ``gamma`` asked and all of it (B − s =
+⌈log₂((n + 1)/γ)⌉), the output is uniform on [0, n], and otherwise it is clamp(c + Z̃, 0, n).
+Clamping is post-processing, so TV(clamp(c + Z̃), M(c)) ≤ TV(Z̃, Z) for every c, and
+Balcer–Vadhan's Lemma 3.2 makes the mixture exactly λ-DP once TV(Z̃, Z) ≤ δ: for every output z
+and counts c, c′ one apart,
 
     γ𝒟(z) + (1 − γ)(P_c(z) + δ) ≤ λ·(γ𝒟(z) + (1 − γ)(P_{c′}(z) − δ)),
 
@@ -61,7 +62,7 @@ from dpplug.randomness import RandomSource
 
 Ints = npt.NDArray[np.int64]
 
-_DENOMINATOR_BITS = 32
+_DENOMINATOR_BITS = 64
 #: The position v inside a column is one draw of at most this many bits (an int64).
 MAX_POSITION_BITS = 63
 #: The alias table has at most 2^MAX_COLUMN_BITS columns.
@@ -153,15 +154,15 @@ class ObliviousLaplace(CountingQuerySampler):
                 high=1 << 32, beyond="for larger counts use fixedpoint-geometric (up to 2^40)"
             ),
             epsilon_param(
-                "Guarantee for one count of sensitivity 1 (e^−ε rounded up to m/2^32).",
+                "Guarantee for one count of sensitivity 1 (e^−ε rounded up to m/2^64).",
                 high=32,
                 low=mpq(1, 1 << 10),
             ),
             Param(
                 "gamma",
                 "rational",
-                "Largest weight γ of the uniform law in the mixture (the achieved one is within "
-                "a factor 2 below); it costs about γ of accuracy and log₂(1/γ) bits per draw.",
+                "Largest weight γ of the uniform law in the mixture (the achieved one is at least "
+                "half of it); it costs about γ of accuracy and log₂(1/γ) bits per draw.",
                 low=0,
                 low_open=True,
                 high=mpq(1, 2),
@@ -180,8 +181,8 @@ class ObliviousLaplace(CountingQuerySampler):
         self.n: int = self.params["n"]
         self.d: int | None = None
         self.alpha = exp_upper(-self.params["epsilon"], _DENOMINATOR_BITS)
-        #: B = g + s + ⌈log₂(n + 2)⌉ before the spread bits s are added.
-        self._fixed_bits = ceil_log2(1 / self.params["gamma"]) + (self.n + 1).bit_length()
+        #: B − s = ⌈log₂((n + 1)/γ)⌉: the position bits before the spread bits s are added.
+        self._fixed_bits = ceil_log2((self.n + 1) / self.params["gamma"])
         if self._fixed_bits > MAX_POSITION_BITS:
             raise BadParameter(
                 f"oblivious-laplace with n = {self.n} and gamma = {self.params['gamma']} needs "
@@ -228,7 +229,7 @@ class ObliviousLaplace(CountingQuerySampler):
         """W_j for j = −W … W (index j + W) out of *units*: lower bounds of units·Pr[Z = j] for
         j ≠ 0 from fixed-point powers of α rounded down, the remainder on j = 0."""
         a = int(self.alpha.numerator)
-        scale = int(self.alpha.denominator)  # 2^32
+        scale = int(self.alpha.denominator)  # a power of 2
         precision = units.bit_length() + _GUARD_BITS
         power = 1 << precision  # ≤ α^k·2^precision, rounded down at each step
         side = []
@@ -312,16 +313,25 @@ class ObliviousLaplace(CountingQuerySampler):
         return clamped_mixture(counts, column, position, self._columns, self.n)
 
     def _accuracy(self, beta: Any) -> Accuracy:
-        """Smallest a with max_c Pr[|M*(c) − c| > a] ≤ β, bounded by the uniform part's outputs
-        farther than a from an end count (n − a of them) plus the table's units beyond ±a
-        (clamping only shrinks errors)."""
-        weights, w = self._effective, self.window
+        """The smallest a with max_c Pr[|M*(c) − c| > a] ≤ β, exactly: at count c the error
+        exceeds a through the uniform part at the outputs farther than a, and through the noise
+        j > a if c + a < n and j < −a if c > a (clamping stops the others), a function of c
+        linear between the breakpoints 0, a, a + 1, n − a − 1, n − a and n."""
+        weights, w, n = self._effective, self.window, self.n
 
         def tail(a: int) -> Any:
-            far = sum(weights[: max(0, w - a)]) + sum(weights[w + a + 1 :])
-            return mpq(self._reference_weight * max(0, self.n - a) + far, self._total)
+            side = sum(weights[w + a + 1 :])  # Σ_{j > a} W_j = Σ_{j < −a} W_j (symmetric)
 
-        bound = ErrorBound(smallest_error_bound(tail, beta, cap=self.n), beta)
+            def at(c: int) -> int:
+                far = max(0, c - a) + max(0, n - c - a)
+                return self._reference_weight * far + side * ((n - c > a) + (c > a))
+
+            cuts = {c for c in (0, a, a + 1, n - a - 1, n - a, n) if 0 <= c <= n}
+            return mpq(max(at(c) for c in cuts), self._total)
+
+        bound = ErrorBound(smallest_error_bound(tail, beta, cap=n), beta)
         return Accuracy(
-            bound, bound, formula="smallest a with (2^(m+s)·(n − a) + Σ_{|j|>a} W_j)/2^(m+B) ≤ β"
+            bound,
+            bound,
+            formula="smallest a with max over c of the exact Pr[|M*(c) − c| > a] ≤ β",
         )
