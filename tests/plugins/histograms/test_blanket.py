@@ -9,8 +9,11 @@ from __future__ import annotations
 
 import math
 import random
+import re
+import warnings
 from fractions import Fraction
 from itertools import combinations, product
+from pathlib import Path
 from typing import Any
 
 import gmpy2
@@ -312,3 +315,15 @@ def test_simultaneous_error_within_one_and_a_half_of_pure_sparse(n: int, epsilon
     blanket = create(universe="bytes:8", n=n, epsilon=epsilon).accuracy(BETA).simultaneous.a
     pure = dpplug.create("pure-sparse-histogram", universe="bytes:8", n=n, epsilon=epsilon)
     assert blanket <= 1.5 * pure.accuracy(BETA).simultaneous.a
+
+
+PROOF_PAGE = Path(__file__).parents[3] / "docs" / "blanket-histogram.md"
+
+
+@pytest.mark.parametrize(
+    "block", re.findall(r"```python\n(.*?)```", PROOF_PAGE.read_text(encoding="utf-8"), re.S)
+)
+def test_the_proof_pages_code_blocks_run(block: str) -> None:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", dpplug.AccuracyWarning)
+        exec(compile(block, str(PROOF_PAGE), "exec"), {"__name__": "proof_page"})
