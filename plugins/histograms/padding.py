@@ -9,7 +9,7 @@ uniform subset of [0, j] of the size so far). The draws are s exact uniform inte
 the outcome, and the set is sorted at the end only.
 
 **Vectorised.** The draws t_i ∈ [0, N − s + i] do not depend on one another, so they are drawn
-all at once (:func:`floyd_draws`: exact rejection sampling per element from ⌈log₂(j + 1)⌉-bit
+in blocks (:func:`floyd_draws`: exact rejection sampling per element from ⌈log₂(j + 1)⌉-bit
 integers, one or two 64-bit words each for N ≤ 2^128). The choices depend on earlier ones only
 through collisions: when the t_i are distinct and all below N − s, none can collide and the set
 is {t_i}; otherwise the steps run one by one (:func:`floyd`). With s ≪ N, as for a padding of
@@ -41,20 +41,21 @@ from dpplug.randomness import RandomSource
 Words = npt.NDArray[np.uint64]
 #: Floyd's draws: their high and low 64-bit words (N ≤ 2^128), or Python ints.
 Draws = tuple[Words, Words] | list[int]
+#: Draws made per block (the block's arrays stay in the processor's cache).
+BLOCK = 1 << 16
 #: The most vectors of draws :meth:`Padding.law` enumerates.
 MAX_DRAW_VECTORS = 1 << 18
 _MASK = WORD - 1
 
 
-def _segments(first: int, size: int) -> list[tuple[int, int, int]]:
+def _blocks(first: int, size: int) -> list[tuple[int, int, int]]:
     """(start, stop, b): the steps i ∈ [start, stop) whose bound j = first + i has b bits (at
-    least 1), increasing with i."""
+    least 1), in blocks of at most :data:`BLOCK` steps, increasing with i."""
     found = []
     for bits in range(max(1, first.bit_length()), max(1, (first + size - 1).bit_length()) + 1):
         low = 0 if bits == 1 else 1 << (bits - 1)
         start, stop = max(0, low - first), min(size, (1 << bits) - first)
-        if start < stop:
-            found.append((start, stop, bits))
+        found += [(i, min(i + BLOCK, stop), bits) for i in range(start, stop, BLOCK)]
     return found
 
 
@@ -70,7 +71,7 @@ def floyd_draws(free: int, size: int, source: RandomSource) -> Draws:
         return out
     high, low = np.zeros(size, dtype=np.uint64), np.zeros(size, dtype=np.uint64)
     first_low, first_high = np.uint64(first & _MASK), np.uint64(first >> 64)
-    for start, stop, bits in _segments(first, size):
+    for start, stop, bits in _blocks(first, size):
         steps = np.arange(start, stop, dtype=np.uint64)
         bound_low = first_low + steps  # wraps past 2^64: the carry goes to the high word
         bound_high = first_high + (bound_low < first_low).astype(np.uint64)

@@ -35,7 +35,8 @@ class Indices:
         """The indices of increasing *values* (Python ints)."""
         listed = list(values)
         split = bisect.bisect_left(listed, WORD)
-        return cls(np.array(listed[:split], dtype=np.uint64), listed[split:])
+        small = np.fromiter(listed[:split], dtype=np.uint64, count=split)
+        return cls(small, listed[split:])
 
     @classmethod
     def from_unsorted(cls, small: Words, large: Iterable[int]) -> Indices:

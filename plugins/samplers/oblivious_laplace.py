@@ -65,6 +65,8 @@ Ints = npt.NDArray[np.int64]
 _DENOMINATOR_BITS = 64
 #: The position v inside a column is one draw of at most this many bits (an int64).
 MAX_POSITION_BITS = 63
+#: Counts sampled per block (the block's arrays, a few MiB, stay in cache).
+BLOCK = 1 << 16
 #: The alias table has at most 2^MAX_COLUMN_BITS columns.
 MAX_COLUMN_BITS = 20
 #: The position draw has at least this many bits (more resolution costs nothing, and a draw too
@@ -308,9 +310,17 @@ class ObliviousLaplace(CountingQuerySampler):
         return float(mpq(second, self._total) - mean * mean)
 
     def _sample(self, counts: Ints, source: RandomSource) -> Ints:
-        column = source.bits_array(self.table.column_bits, counts.size).astype(np.int64)
-        position = source.bits_array(self.position_bits, counts.size).astype(np.int64)
-        return clamped_mixture(counts, column, position, self._columns, self.n)
+        """Blocks of :data:`BLOCK` counts, each drawing its columns then its positions (the
+        blocks' arrays stay in the processor's cache)."""
+        out = np.empty(counts.size, dtype=np.int64)
+        for start in range(0, counts.size, BLOCK):
+            block = counts[start : start + BLOCK]
+            column = source.bits_array(self.table.column_bits, block.size).astype(np.int64)
+            position = source.bits_array(self.position_bits, block.size).astype(np.int64)
+            out[start : start + BLOCK] = clamped_mixture(
+                block, column, position, self._columns, self.n
+            )
+        return out
 
     def _accuracy(self, beta: Any) -> Accuracy:
         """The smallest a with max_c Pr[|M*(c) − c| > a] ≤ β, exactly: at count c the error
