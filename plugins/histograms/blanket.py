@@ -34,8 +34,8 @@ smallest over a split β = β_c + β_s in sixteenths. Per query: the sampler's a
 counts above the T with 1 − q(T + 1) ≤ β/16.
 
 **Cost.** The selection is one draw per nonempty bin, the padding L − |I₁| exact uniform draws
-(one 64-bit word each up to 2^64 labels), the noise one sampler call on L counts; the rest is
-sorting and merging L labels, all vectorised.
+(one or two 64-bit words each up to 2^128 labels), the noise one sampler call on L counts; the
+rest is sorting and merging L labels, all vectorised (:mod:`.wide_indices`).
 """
 
 from __future__ import annotations
@@ -76,8 +76,8 @@ SPLITS = 16
 #: Bits of the denominators of p (e^{−ε_s} rounded up) and of the lower bound of e^ε.
 _DENOMINATOR_BITS = 64
 _CHECK_BITS = 256
-#: The least ε_s of the selection (as the samplers' least ε): τ then has at most about a million
-#: steps of the geometric's ratio, so every exact probability stays small enough to compute.
+#: The least ε_s of the selection (as the samplers' least ε): below it the ramp would climb by
+#: too small a ratio for its few hundred thousand steps (:data:`.selection_ramp.MAX_STEPS`).
 MIN_SELECTION_EPSILON = mpq(1, 1 << 10)
 #: The most nonempty bins whose selection law is enumerated (2^16 outcomes).
 MAX_ENUMERATED_BINS = 16
@@ -126,8 +126,8 @@ class NoisyCounts(Noise):
 
 @dataclass(frozen=True)
 class Calibration:
-    """One split of the budget: the selection share θ, the selection (p, τ), the sampler, and
-    the guarantee Λ = (λ·λ_M)²."""
+    """One split of the budget: the selection share θ, the selection ramp, the sampler, and the
+    guarantee Λ = (λ·λ_M)²."""
 
     share: Any
     selection: SelectionRamp
@@ -187,9 +187,9 @@ class BlanketSparseHistogramReleaser(HistogramReleaser):
             _share_param(),
         )
     )
-    #: Tiny universes (a law has about C(|X|, n + k)·(n + 1)^{n+k} outputs): one whose selection
-    #: keeps a bin of count 1 with probability about 1/3, one with the share chosen by the
-    #: releaser.
+    #: Tiny universes (a law has about C(|X|, n + k)·(n + 1)^{n+k} outputs), so that the
+    #: selection decides: a bin of count 1 is kept with probability about 0.63 in the first and
+    #: 0.37 in the second, whose share the releaser chooses.
     conformance_cases = (
         {"universe": "range:0:4", "n": 2, "epsilon": 2, "k": 1, "selection_share": mpq(1, 2)},
         {"universe": "range:0:5", "n": 2, "epsilon": 1, "sampler": "geosample", "k": 1},
@@ -213,6 +213,7 @@ class BlanketSparseHistogramReleaser(HistogramReleaser):
                 f"blanket-sparse-histogram chooses n + k = {n + self.k} labels, more than the "
                 f"{size} of {self.universe.spec}; use k ≤ {size - n}"
             )
+        #: L = n + k: the labels every release chooses.
         self.labels = n + self.k
         #: ρ: the largest ratio C(|X| − t, L − t)/C(|X| − t − 1, L − t − 1) over t ≤ n − 1.
         self.rho = mpq(size - n + 1, self.k + 1)
