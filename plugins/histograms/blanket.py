@@ -110,17 +110,15 @@ class Selected(Draw):
 
 
 class NoisyCounts(Noise):
-    """The sampler's noisy counts for the chosen labels' true counts (an array), as an array
-    when sampled; the law is :class:`~dpplug.program.Noise`'s."""
+    """The sampler's noisy counts for the chosen labels' true counts (an array), sampled as an
+    array (not a tuple of ints: the program takes either); the law is
+    :class:`~dpplug.program.Noise`'s."""
 
     def __init__(self, sampler: CountingQuerySampler, counts: Ints) -> None:
-        self.sampler, self.array = sampler, counts
+        super().__init__(sampler, counts.tolist())
+        self.array = counts
 
-    @property  # type: ignore[override]
-    def counts(self) -> list[int]:
-        return [int(c) for c in self.array.tolist()]
-
-    def sample(self, source: RandomSource) -> Ints:
+    def sample(self, source: RandomSource) -> Any:
         return self.sampler.sample(self.array, source)
 
 
