@@ -49,8 +49,7 @@ def independent_law(releaser: Any, counts: tuple[int, ...]) -> dict[Any, Any]:
     independent noisy counts on S, the positive ones released."""
     size, labels = len(counts), releaser.labels
     support = [x for x, c in enumerate(counts) if c]
-    keep = {x: mpq(releaser.selection.steps[min(counts[x], len(releaser.selection.steps)) - 1],
-                   1 << releaser.selection.bits) for x in support}
+    keep = {x: releaser.selection.keep(counts[x]) for x in support}
     law: dict[Any, Any] = {}
     for chosen in combinations(range(size), labels):
         inside = [x for x in support if x in chosen]
