@@ -39,7 +39,21 @@ the headlines use it. On a shared machine compare the ratios within one run.
    (``release``) and for its noise alone (the sampler on the dense numpy vector); the ndarray →
    list conversion OpenDP needs is timed apart, not in its row.
 
-``--quick`` runs only n = 10^2, 10^3 and 10^4 and a 10^4-bin dense universe (a smoke test).
+4. **blanket-sparse-histogram over ``bytes:8``** (a little more than 2^64 labels) at n = 10^4, 10^5
+   and 10^6 (n rows on n distinct uniform 8-byte labels, given as a mapping label → 1), against
+   ``pure-sparse-histogram`` (up to 10^5; 10^6 with ``--large``, about 80 s a release) and
+   OpenDP's ``make_alp_queryable`` (scale ε, so its map at one row added or removed is ε; its
+   input a mapping of the labels' hex strings to 1). CPU time (this process and its children,
+   ``timing.cpu_seconds``) in ``--blanket-rounds`` interleaved rounds, each running every
+   mechanism once; the table shows the medians and the medians of the paired ratios, and the
+   machine's load average is printed before and after. Also the declared simultaneous error of
+   both dpplug releasers at β = 1/20 and their ratio. The growth exponent is the least-squares
+   slope of the median CPU time over n = 10^4 … 10^6, and step by step. Issue 31's targets:
+   release at 10^6 under 5 s, growth at most n^1.05, no slower than ALP at 10^5, error within
+   1.5× of pure-sparse's. ``--blanket-only`` runs this section alone.
+
+``--quick`` runs only n = 10^2, 10^3 and 10^4 and a 10^4-bin dense universe (a smoke test), and
+section 4 at n = 10^3 and 10^4.
 
 Headlines (``--headlines``, for ``run_all.py``): each sparse releaser's release time at its
 largest n below 10^6 and at 10^6 when run, its growth exponent over n = 10^3 … (largest), and
@@ -51,15 +65,16 @@ Run from the repository root (a few minutes without ``--large``)::
 
     python benchmarks/histograms.py [--quick] [--large [--large-releasers NAME …]]
         [--repeats R] [--large-repeats R] [--single-labels K] [--batch K] [--basic-n N]
-        [--basic-fastsample-repeats R] [--seed S]
+        [--basic-fastsample-repeats R] [--blanket-rounds R] [--blanket-only] [--seed S]
 """
 
 from __future__ import annotations
 
 import argparse
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from fractions import Fraction
 from functools import partial
 from importlib.metadata import version
 from itertools import pairwise
@@ -68,7 +83,18 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 from rich.table import Table
-from timing import Timing, add_headlines_option, console, headline, timed, write_headlines
+from timing import (
+    Timing,
+    add_headlines_option,
+    console,
+    cpu_seconds,
+    headline,
+    interleaved,
+    load_average,
+    median_ratio,
+    timed,
+    write_headlines,
+)
 
 import dpplug
 from dpplug.randomness import default_source
@@ -96,6 +122,17 @@ TARGET_COUNT_US = 2000
 TARGET_COUNTS_US = 100
 BATCH_TARGET = 10**4
 QUICK_DENSE_BINS = 10**4
+BLANKET = "blanket-sparse-histogram"
+BYTES_UNIVERSE = "bytes:8"
+BLANKET_SIZES = (10**4, 10**5, 10**6)
+QUICK_BLANKET_SIZES = (10**3, 10**4)
+BETA = Fraction(1, 20)
+#: Issue 31's targets over bytes:8: release CPU seconds at 10^6, growth exponent over
+#: 10^4 … 10^6, ALP / blanket release time at 10^5, blanket / pure-sparse declared error.
+TARGET_BLANKET_S = 5.0
+TARGET_BLANKET_GROWTH = 1.05
+TARGET_ALP_RATIO = 1.0
+TARGET_ERROR_RATIO = 1.5
 
 
 def releaser(name: str, **params: object) -> Any:
@@ -495,6 +532,134 @@ def dense_comparison(
     headline("histograms", label, opendp.best / release_fp)
 
 
+@dataclass(frozen=True)
+class BlanketRun:
+    """Section 4 at one n: median CPU seconds per mechanism, median paired ratios, errors."""
+
+    n: int
+    build: float
+    seconds: dict[str, float]
+    ratios: dict[str, float]
+    errors: tuple[int, int | None]
+    bins: int
+
+
+def blanket_run(n: int, labels: list[int], rounds: int, with_pure: bool) -> BlanketRun:
+    """Section 4 at one n: the three mechanisms in interleaved rounds (module docstring)."""
+    data = {label.to_bytes(8, "big"): 1 for label in labels[:n]}
+    hex_data = {key.hex(): 1 for key in data}
+    start = cpu_seconds()
+    blanket = releaser(BLANKET, universe=BYTES_UNIVERSE, n=n, epsilon=EPSILON)
+    build = cpu_seconds() - start
+    calls: dict[str, Callable[[], Any]] = {"blanket": partial(blanket.release, data)}
+    pure = None
+    if with_pure:
+        pure = releaser("pure-sparse-histogram", universe=BYTES_UNIVERSE, n=n, epsilon=EPSILON)
+        calls["pure-sparse"] = partial(pure.release, data)
+    alp = dp.m.make_alp_queryable(
+        dp.map_domain(dp.atom_domain(T=str), dp.atom_domain(T=dp.i32)),
+        dp.l01inf_distance(dp.absolute_distance(T=dp.i32)),
+        scale=float(EPSILON),
+        total_limit=n,
+        value_limit=n,
+    )
+    calls["OpenDP ALP"] = partial(alp, hex_data)
+    times = interleaved(calls, rounds)
+    blanket_a = blanket.accuracy(BETA).simultaneous.a
+    pure_a = None if pure is None else pure.accuracy(BETA).simultaneous.a
+    return BlanketRun(
+        n,
+        build,
+        {name: float(np.median(seconds)) for name, seconds in times.items()},
+        {name: median_ratio(seconds, times["blanket"]) for name, seconds in times.items()},
+        (blanket_a, pure_a),
+        len(blanket.release(data)),
+    )
+
+
+def blanket_comparison(labels: list[int], sizes: Sequence[int], rounds: int, large: bool) -> None:
+    """Section 4 (module docstring)."""
+    console.print(f"[dim]before section 4: {load_average()}[/dim]")
+    runs = []
+    for n in sizes:
+        runs.append(blanket_run(n, labels, rounds, with_pure=large or n < LARGE_SIZE))
+        console.print(f"[dim]blanket, n = {n:,}: done ({load_average()})[/dim]")
+    table = Table(
+        title=(
+            f"4. {BLANKET} over {BYTES_UNIVERSE}, n rows on n distinct labels, ε = {EPSILON}, "
+            f"CPU seconds (process and children), median of {rounds} interleaved rounds"
+        )
+    )
+    table.add_column("n", justify="right")
+    table.add_column("build s", justify="right")
+    table.add_column("blanket s", justify="right")
+    table.add_column("pure-sparse s", justify="right")
+    table.add_column("OpenDP ALP s", justify="right")
+    table.add_column("ALP / blanket", justify="right")
+    table.add_column("pure / blanket", justify="right")
+    table.add_column("a blanket", justify="right")
+    table.add_column("a pure", justify="right")
+    table.add_column("bins", justify="right")
+    for run in runs:
+        pure_a = run.errors[1]
+        table.add_row(
+            f"{run.n:,}",
+            f"{run.build:.3f}",
+            f"{run.seconds['blanket']:.3f}",
+            f"{run.seconds['pure-sparse']:.3f}" if "pure-sparse" in run.seconds else "–",
+            f"{run.seconds['OpenDP ALP']:.3f}",
+            f"{run.ratios['OpenDP ALP']:.2f}",
+            f"{run.ratios['pure-sparse']:.1f}" if "pure-sparse" in run.ratios else "–",
+            f"{run.errors[0]}",
+            "–" if pure_a is None else f"{pure_a}",
+            f"{run.bins:,}",
+        )
+    console.print(table)
+    console.print(
+        "a = the declared simultaneous error at β = 1/20; bins = labels released (n + k chosen, "
+        "k = n, the positive noisy counts shown); ratios are medians of the per-round ratios. "
+        f"ALP: scale ε, its map at one row added or removed = ε (add/remove, which the blanket "
+        f"guarantee also covers). {load_average()}."
+    )
+    ns = [run.n for run in runs]
+    seconds = [run.seconds["blanket"] for run in runs]
+    if len(ns) >= 2:
+        exponent = growth_exponent(ns, seconds)
+        steps = ", ".join(
+            f"{a:,} → {b:,}: n^{growth_exponent((a, b), (x, y)):.2f}"
+            for (a, x), (b, y) in pairwise(zip(ns, seconds, strict=True))
+        )
+        console.print(f"blanket release CPU time ∝ n^{exponent:.2f}; step by step {steps}")
+        target = TARGET_BLANKET_GROWTH if (ns[0], ns[-1]) == (10**4, LARGE_SIZE) else None
+        label = f"blanket release growth, n = {ns[0]:,} … {ns[-1]:,} over bytes:8 (CPU)"
+        headline("histograms", label, exponent, target, unit="n^")
+    by_n = {run.n: run for run in runs}
+    if LARGE_SIZE in by_n:
+        headline(
+            "histograms",
+            f"blanket release at n = {LARGE_SIZE:,} over bytes:8 (CPU)",
+            by_n[LARGE_SIZE].seconds["blanket"],
+            TARGET_BLANKET_S,
+            unit="s",
+        )
+    if BIG in by_n:
+        run = by_n[BIG]
+        headline(
+            "histograms",
+            f"OpenDP make_alp_queryable / blanket release at n = {BIG:,}",
+            run.ratios["OpenDP ALP"],
+            TARGET_ALP_RATIO,
+        )
+        if run.errors[1] is not None:
+            headline(
+                "histograms",
+                f"blanket / pure-sparse declared simultaneous error at n = {BIG:,}",
+                run.errors[0] / run.errors[1],
+                TARGET_ERROR_RATIO,
+                unit="× (lower is better)",
+            )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--repeats", type=int, default=3, help="runs per timing (best is kept)")
@@ -523,9 +688,20 @@ def main() -> None:
         "--basic-fastsample-repeats", type=int, default=1, help="runs of the fastsample release"
     )
     parser.add_argument("--seed", type=int, default=20240601, help="seed of the inputs only")
+    parser.add_argument(
+        "--blanket-rounds", type=int, default=3, help="interleaved rounds of section 4"
+    )
+    parser.add_argument("--blanket-only", action="store_true", help="run section 4 only")
     add_headlines_option(parser)
     args = parser.parse_args()
-    positive = ("repeats", "large_repeats", "single_labels", "batch", "basic_fastsample_repeats")
+    positive = (
+        "repeats",
+        "large_repeats",
+        "single_labels",
+        "batch",
+        "basic_fastsample_repeats",
+        "blanket_rounds",
+    )
     if any(getattr(args, name) < 1 for name in positive) or (
         args.basic_n is not None and args.basic_n < 1
     ):
@@ -555,7 +731,13 @@ def main() -> None:
         f"once before timing ({loading:.2f} s, not counted)."
     )
     input_rng = np.random.default_rng(args.seed)  # builds the inputs only
-    labels = distinct_labels(input_rng, max(max(p) for p in plan.values()), 1 << 64)
+    blanket_sizes = QUICK_BLANKET_SIZES if args.quick else BLANKET_SIZES
+    largest = max(*blanket_sizes, *(max(p) for p in plan.values()))
+    labels = distinct_labels(input_rng, largest, 1 << 64)
+    if args.blanket_only:
+        blanket_comparison(labels, blanket_sizes, args.blanket_rounds, args.large)
+        write_headlines(args.headlines)
+        return
     runs = sparse_releases(plan, labels, args.repeats, args.large_repeats, source)
     console.print()
     compact_evaluation(
@@ -576,6 +758,8 @@ def main() -> None:
         args.seed + 1,
         source,
     )
+    console.print()
+    blanket_comparison(labels, blanket_sizes, args.blanket_rounds, args.large)
     write_headlines(args.headlines)
 
 

@@ -25,12 +25,20 @@ Everything runs in one process on the same input.
    the randomness size d in bits. geosample's d grows linearly in n (d = (a+b)·a^(n−1) for
    e^ε̃ = a/b), fastsample's logarithmically, and fixedpoint-geometric's is 2^63.
 
+3. **Time-oblivious noise.** ``oblivious-laplace`` (an alias table mixed with the uniform law;
+   two draws and the same operations per count) against ``fixedpoint-geometric`` and OpenDP's
+   ``make_geometric`` on the vector of section 1, CPU time (this process and its children) in
+   ``--rounds`` interleaved rounds, medians and medians of the paired ratios, with the load
+   average before and after. Then oblivious-laplace on three vectors of the same size (every
+   count 0, every count n/2, the uniform counts of section 1): the median paired ratios of their
+   CPU times, and the draws per count, show that neither depends on the counts.
+
 Run from the repository root::
 
-    python benchmarks/samplers.py [--size N] [--repeats R] [--epsilon EPS] [--extremes]
-        [--headlines FILE]
+    python benchmarks/samplers.py [--size N] [--repeats R] [--rounds R] [--epsilon EPS]
+        [--extremes] [--headlines FILE]
 
-Times come from ``time.perf_counter``.
+Times come from ``time.perf_counter`` (sections 1 and 2) and CPU time (section 3).
 """
 
 from __future__ import annotations
@@ -46,7 +54,16 @@ from importlib.metadata import version
 import numpy as np
 import numpy.typing as npt
 from rich.table import Table
-from timing import add_headlines_option, console, headline, timed, write_headlines
+from timing import (
+    add_headlines_option,
+    console,
+    headline,
+    interleaved,
+    load_average,
+    median_ratio,
+    timed,
+    write_headlines,
+)
 
 import dpplug
 
@@ -235,11 +252,99 @@ def growth(epsilon: float, repeats: int, samples: int, extremes: bool) -> None:
     )
 
 
+def oblivious(counts: Counts, bound: int, epsilon: float, rounds: int) -> None:
+    """Section 3 (module docstring)."""
+    import opendp.prelude as dp
+
+    console.print(f"[dim]before section 3: {load_average()}[/dim]")
+    system = dpplug.SystemSource()
+    alias = sampler("oblivious-laplace", n=bound, epsilon=epsilon)
+    fixedpoint = sampler("fixedpoint-geometric", n=bound, epsilon=epsilon)
+    measurement = dp.m.make_geometric(
+        dp.vector_domain(dp.atom_domain(T="i64")), dp.l1_distance(T="i64"), scale=1 / epsilon
+    )
+    count_list = counts.tolist()
+    times = interleaved(
+        {
+            "oblivious-laplace": partial(alias.sample, counts, system),
+            "fixedpoint-geometric": partial(fixedpoint.sample, counts, system),
+            "OpenDP make_geometric": partial(measurement, count_list),
+        },
+        rounds,
+    )
+    size = counts.size
+    table = Table(
+        title=(
+            f"3. Time-oblivious noise for {size:,} true counts in [0, {bound:,}], ε = {epsilon}, "
+            f"CPU time, median of {rounds} interleaved rounds"
+        )
+    )
+    table.add_column("mechanism")
+    table.add_column("ns / element", justify="right")
+    table.add_column("÷ oblivious-laplace (median of paired ratios)", justify="right")
+    table.add_column("mean |noise|", justify="right")
+    noise = {
+        "oblivious-laplace": mean_abs_noise(alias.sample(counts, system), counts),
+        "fixedpoint-geometric": mean_abs_noise(fixedpoint.sample(counts, system), counts),
+        "OpenDP make_geometric": mean_abs_noise(measurement(count_list), counts),
+    }
+    for name, seconds in times.items():
+        table.add_row(
+            name,
+            f"{float(np.median(seconds)) / size * 1e9:,.1f}",
+            f"{median_ratio(seconds, times['oblivious-laplace']):.2f}",
+            f"{noise[name]:.3f}",
+        )
+    console.print(table)
+    derived = alias.derived
+    console.print(
+        f"oblivious-laplace: ε = {alias.guarantee.epsilon:.6g}, γ = {float(derived['gamma']):.3g}, "
+        f"window ±{derived['window']}, 2^{derived['column_bits']} columns, "
+        f"{derived['position_bits']}-bit positions; OpenDP is called on a Python list (the "
+        f"conversion is not timed). {load_average()}."
+    )
+    vectors = {
+        "every count 0": np.zeros(size, dtype=np.int64),
+        "every count n/2": np.full(size, bound // 2, dtype=np.int64),
+        "uniform counts": counts,
+    }
+    draws = {}
+    for name, vector in vectors.items():
+        source = dpplug.SeededSource(1)
+        alias.sample(vector, source)
+        draws[name] = source.draws / size
+    by_data = interleaved(
+        {name: partial(alias.sample, vector, system) for name, vector in vectors.items()}, rounds
+    )
+    console.print(
+        "oblivious-laplace on other counts, CPU time ÷ uniform counts (median of paired "
+        "ratios): "
+        + ", ".join(
+            f"{name} {median_ratio(seconds, by_data['uniform counts']):.3f}"
+            for name, seconds in by_data.items()
+            if name != "uniform counts"
+        )
+        + "; draws per count: "
+        + ", ".join(f"{name} {value:g}" for name, value in draws.items())
+    )
+    headline(
+        "samplers",
+        "OpenDP make_geometric / oblivious-laplace",
+        median_ratio(times["OpenDP make_geometric"], times["oblivious-laplace"]),
+    )
+    headline(
+        "samplers",
+        "fixedpoint-geometric / oblivious-laplace",
+        median_ratio(times["fixedpoint-geometric"], times["oblivious-laplace"]),
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--size", type=int, default=10**6, help="number of true counts")
     parser.add_argument("--repeats", type=int, default=3, help="runs per timing (best is kept)")
     parser.add_argument("--epsilon", type=float, default=1.0, help="ε for every mechanism")
+    parser.add_argument("--rounds", type=int, default=5, help="interleaved rounds of section 3")
     parser.add_argument("--bound", type=int, default=10**6, help="counts lie in [0, bound]")
     parser.add_argument("--seed", type=int, default=20240601, help="seed of the input only")
     parser.add_argument(
@@ -250,8 +355,8 @@ def main() -> None:
     )
     add_headlines_option(parser)
     args = parser.parse_args()
-    if args.size < 1 or args.repeats < 1 or args.growth_samples < 1 or args.bound < 1:
-        parser.error("--size, --repeats, --growth-samples and --bound must be positive")
+    if min(args.size, args.repeats, args.growth_samples, args.bound, args.rounds) < 1:
+        parser.error("--size, --repeats, --rounds, --growth-samples and --bound must be positive")
 
     import opendp.prelude as dp
 
@@ -268,6 +373,8 @@ def main() -> None:
     ratio = throughput(counts, args.bound, args.epsilon, args.repeats, args.seed)
     console.print()
     growth(args.epsilon, args.repeats, args.growth_samples, args.extremes)
+    console.print()
+    oblivious(counts, args.bound, args.epsilon, args.rounds)
     console.print()
     console.print(
         f"[bold]fixedpoint-geometric vs OpenDP make_geometric: {ratio:.1f}× faster per element"

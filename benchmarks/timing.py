@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+import statistics
 import sys
 import time
 from collections.abc import Callable
@@ -44,6 +46,36 @@ def timed(fn: Callable[[], T], repeats: int) -> Timing:
         durations.append(time.perf_counter() - start)
         cpu.append(time.process_time() - start_cpu)
     return Timing(durations[0], min(durations), result, min(cpu))
+
+
+def cpu_seconds() -> float:
+    """This process's CPU time (``time.process_time``, user and system) and its finished
+    children's, in seconds."""
+    times = os.times()
+    return time.process_time() + times.children_user + times.children_system
+
+
+def load_average() -> str:
+    """The machine's load averages over 1, 5 and 15 minutes, and its cores, for the record."""
+    one, five, fifteen = os.getloadavg()
+    return f"load average {one:.2f} / {five:.2f} / {fifteen:.2f} on {os.cpu_count()} cores"
+
+
+def interleaved(calls: dict[str, Callable[[], Any]], rounds: int) -> dict[str, list[float]]:
+    """The CPU seconds (:func:`cpu_seconds`) of each call, round by round: every round runs each
+    call once, in order, so a change of the machine's load falls on all of them alike."""
+    found: dict[str, list[float]] = {name: [] for name in calls}
+    for _ in range(rounds):
+        for name, call in calls.items():
+            start = cpu_seconds()
+            call()
+            found[name].append(cpu_seconds() - start)
+    return found
+
+
+def median_ratio(numerator: list[float], denominator: list[float]) -> float:
+    """The median over rounds of numerator / denominator, paired round by round."""
+    return statistics.median(a / b for a, b in zip(numerator, denominator, strict=True))
 
 
 @dataclass(frozen=True)

@@ -3,6 +3,7 @@
 
 from dpplug.hookspecs import Register, hookimpl
 from dpplug.plugins.histograms.basic import BasicHistogramReleaser
+from dpplug.plugins.histograms.blanket import BlanketSparseHistogramReleaser
 from dpplug.plugins.histograms.compact import CompactHistogramReleaser
 from dpplug.plugins.histograms.pure_sparse import PureSparseHistogramReleaser
 from dpplug.plugins.histograms.stability import StabilityHistogramReleaser
@@ -12,6 +13,7 @@ RELEASERS = (
     StabilityHistogramReleaser,
     PureSparseHistogramReleaser,
     CompactHistogramReleaser,
+    BlanketSparseHistogramReleaser,
 )
 
 
@@ -24,6 +26,7 @@ def register_histogram_releasers(register: Register) -> None:
 __all__ = [
     "RELEASERS",
     "BasicHistogramReleaser",
+    "BlanketSparseHistogramReleaser",
     "CompactHistogramReleaser",
     "PureSparseHistogramReleaser",
     "StabilityHistogramReleaser",

@@ -6,6 +6,7 @@ from dpplug.plugins.samplers.discrete_laplace import DiscreteLaplace
 from dpplug.plugins.samplers.fastsample import FastSample
 from dpplug.plugins.samplers.fixedpoint_geometric import FixedPointGeometric
 from dpplug.plugins.samplers.geosample import GeoSample
+from dpplug.plugins.samplers.oblivious_laplace import ObliviousLaplace
 from dpplug.plugins.samplers.truncated_geometric import TruncatedGeometric
 
 SAMPLERS = (
@@ -15,6 +16,7 @@ SAMPLERS = (
     TruncatedGeometric,
     DiscreteLaplace,
     DiscreteGaussian,
+    ObliviousLaplace,
 )
 
 
@@ -31,6 +33,7 @@ __all__ = [
     "FastSample",
     "FixedPointGeometric",
     "GeoSample",
+    "ObliviousLaplace",
     "TruncatedGeometric",
     "register_samplers",
 ]

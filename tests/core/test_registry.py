@@ -21,6 +21,7 @@ BUILTIN_SAMPLERS = {
     "fastsample",
     "fixedpoint-geometric",
     "geosample",
+    "oblivious-laplace",
     "truncated-geometric",
 }
 BUILTIN_SELECTORS = {
@@ -31,6 +32,7 @@ BUILTIN_SELECTORS = {
 }
 BUILTIN_RELEASERS = {
     "basic-histogram",
+    "blanket-sparse-histogram",
     "compact-histogram",
     "pure-sparse-histogram",
     "stability-histogram",

@@ -23,8 +23,14 @@ RELEASERS = {
     },
     "pure-sparse-histogram": {"universe": "range:0:19", "n": 4, "epsilon": 1},
     "compact-histogram": {"universe": "range:0:9", "n": 4, "epsilon": 1},
+    "blanket-sparse-histogram": {"universe": "range:0:9", "n": 4, "epsilon": 1},
 }
-BOUNDED_ONLY = ("stability-histogram", "pure-sparse-histogram", "compact-histogram")
+BOUNDED_ONLY = (
+    "stability-histogram",
+    "pure-sparse-histogram",
+    "compact-histogram",
+    "blanket-sparse-histogram",
+)
 NAN, INF = float("nan"), float("inf")
 
 

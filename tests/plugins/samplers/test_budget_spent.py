@@ -22,6 +22,7 @@ SAMPLERS = {
     "fixedpoint-geometric": {"n": 3},
     "truncated-geometric": {"delta": Fraction(1, 10**6)},
     "discrete-laplace": {},
+    "oblivious-laplace": {"n": 3, "gamma": Fraction(1, 100)},
 }
 
 
