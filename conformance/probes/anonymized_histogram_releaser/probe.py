@@ -211,6 +211,26 @@ class AnonymizedProbe(Probe):
         """Nothing to hold the code to: the exact check replays the real release."""
         return verifier_for(self).implementation_check(settings)
 
+    def _accepts(self, counts: tuple[int, ...]) -> bool:
+        """Whether the releaser takes the histogram *counts* (a public bound, such as a sorted
+        histogram's length, may refuse it before anything is drawn)."""
+        known: dict[tuple[int, ...], bool] = self.__dict__.setdefault("_accepted", {})
+        if counts not in known:
+            try:
+                self.releaser.release_prevalences(prevalences_of(counts).as_dict(), SeededSource(0))
+                known[counts] = True
+            except DpplugError:
+                known[counts] = False
+        return known[counts]
+
+    @property
+    def _accuracy_data(self) -> tuple[int, ...]:
+        """:data:`ACCURACY_DATA`, or its longest prefix the releaser takes."""
+        size = len(ACCURACY_DATA)
+        while size and not self._accepts(ACCURACY_DATA[:size]):
+            size -= 1
+        return ACCURACY_DATA[:size]
+
     def _replays(self, counts: tuple[int, ...]) -> Replays:
         """The real release of *counts*, replayed by prefix of its served noise requests
         (:func:`dpplug.program.served_steps`), one per histogram (shared by the pairs it is in,
@@ -246,6 +266,8 @@ class AnonymizedProbe(Probe):
         worst_pair = ""
         pairs = 0
         for counts, other in _neighbouring_pairs():
+            if not (self._accepts(counts) and self._accepts(other)):
+                continue  # outside the public domain (a sorted histogram's length)
             pairs += 1
             first, second = self._replays(counts), self._replays(other)
             ratio = coupled_ratio(first, second, bound, _same_release)
@@ -269,7 +291,10 @@ class AnonymizedProbe(Probe):
     def _adaptive(self) -> bool:
         """Whether the program makes a second request on the widest checked histogram when
         its first request comes back without noise."""
-        replays = self._replays((1,) * EXACT_ITEMS)
+        widest = max(
+            (k for k in range(EXACT_ITEMS + 1) if self._accepts((1,) * k)), default=0
+        )
+        replays = self._replays((1,) * widest)
         draw, _ = replays.step(())
         if draw is None:
             return False
@@ -329,7 +354,7 @@ class AnonymizedProbe(Probe):
     # Accuracy.
 
     def _errors(
-        self, size: int, seed: int, data: tuple[int, ...] = ACCURACY_DATA
+        self, size: int, seed: int, data: tuple[int, ...] | None = None
     ) -> dict[Any, npt.NDArray[np.int64]]:
         """Per rank (and ``None`` for the largest over ranks, or for the total), the absolute
         errors of the first *size* seeded releases of *data* (sorted counts). Releases are made
@@ -337,6 +362,7 @@ class AnonymizedProbe(Probe):
         claim."""
         tables: dict[tuple[int, tuple[int, ...]], tuple[SeededSource, list[list[int]]]]
         tables = self.__dict__.setdefault("_error_rows", {})
+        data = self._accuracy_data if data is None else data
         source, rows = tables.setdefault((seed, data), (SeededSource(seed), []))
         given = prevalences_of(data).as_dict()
         while len(rows) < size:
@@ -376,8 +402,8 @@ class AnonymizedProbe(Probe):
                 ]
                 checks.append((None, "the largest error over the ranks", accuracy.simultaneous.a))
             for key, what, a in checks:
-                misses = partial(self._misses, settings.seed, key, a, ACCURACY_DATA)
-                what = f"data {_shown(ACCURACY_DATA)}: {what} exceeds a={a}"
+                misses = partial(self._misses, settings.seed, key, a, self._accuracy_data)
+                what = f"data {_shown(self._accuracy_data)}: {what} exceeds a={a}"
                 size = self.sample_size(settings)
                 claims.append(SampledClaim(what, beta, size, misses, MAX_RELEASE_TRIALS))
         return claims + self._stress_claims(settings)
@@ -410,7 +436,7 @@ class AnonymizedProbe(Probe):
 
     def accuracy_plot(self, settings: Settings) -> dict[str, Any]:
         claims = {beta: self.releaser.accuracy(beta).simultaneous.a for beta in BETAS}
-        case = f"{self.where}, data {_shown(ACCURACY_DATA)}"
+        case = f"{self.where}, data {_shown(self._accuracy_data)}"
         errors = self._errors(self.sample_size(settings), settings.seed)[None]
         return quantile_plot(case, errors, claims)
 

@@ -16,7 +16,7 @@ import pytest
 from gmpy2 import mpq
 
 import dpplug
-from dpplug.conformance.probes.sampler import exact_worst_tails, sampler_privacy
+from dpplug.conformance.probes.sampler.probe import exact_worst_tails, sampler_privacy
 from dpplug.plugins.samplers.alias_table import build
 from dpplug.plugins.samplers.oblivious_laplace import clamped_mixture
 
