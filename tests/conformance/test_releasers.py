@@ -116,7 +116,8 @@ def test_releaser_privacy_finds_the_exact_delta_of_a_stability_histogram() -> No
     releaser = create("stability-histogram", **RELEASING)
     report = releaser_privacy(releaser)
     assert report.failures == ()
-    assert report.datasets == 20 and report.pairs == 30  # ≤ 3 rows over 3 labels
+    # ≤ 3 rows over 3 labels: 30 pairs a row apart by replacing, 30 by adding or removing
+    assert report.datasets == 20 and report.pairs == 60
     assert report.worst_ratio is None  # a bin at count 1 appears: only δ covers it
     assert report.worst_divergence == releaser.guarantee.delta  # the declared δ is attained
 

@@ -38,6 +38,7 @@ from dpplug.plugins.samplers import (
 )
 from dpplug.plugins.samplers.geometric_params import GeometricParams
 from dpplug.pmf import Pmf
+from dpplug.program import noise
 from dpplug.randomness import RandomSource, SeededSource
 
 
@@ -342,7 +343,7 @@ class NoiseInInsertionOrder(BasicHistogramReleaser):
         dense[list(counts.indices)] = counts.counts
         order = list(dict.fromkeys([*self._order, *range(self.universe.size)]))
         noisy = np.empty_like(dense)
-        noisy[order] = self.sampler.sample(dense[order], source)
+        noisy[order] = noise(self.sampler, dense[order], source)
         release = super()._release(counts, SeededSource(0))
         return dataclasses.replace(release, counts=noisy)
 
@@ -460,7 +461,7 @@ class StaleBufferHistogram(BasicHistogramReleaser):
     def _release(self, counts: TrueCounts, source: RandomSource) -> Any:
         buffer = self.__dict__.setdefault("_buffer", np.zeros(self.universe.size, dtype=np.int64))
         buffer[list(counts.indices)] = counts.counts
-        noisy = self.sampler.sample(buffer.copy(), source)
+        noisy = noise(self.sampler, buffer.copy(), source)
         return DenseHistogram(
             self.universe, noisy, self.guarantee, self.accuracy(self.params["beta"]), repr(self)
         )
@@ -517,7 +518,7 @@ class HashOrderHistogram(BasicHistogramReleaser):
         dense[list(counts.indices)] = counts.counts
         order = sorted(range(size), key=lambda i: hash(str(self.universe.label(i))))
         noisy = np.empty_like(dense)
-        noisy[order] = self.sampler.sample(dense[order], source)
+        noisy[order] = noise(self.sampler, dense[order], source)
         return DenseHistogram(
             self.universe, noisy, self.guarantee, self.accuracy(self.params["beta"]), repr(self)
         )

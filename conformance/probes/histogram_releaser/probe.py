@@ -630,33 +630,37 @@ class ReleaserProbe(Probe):
         return []
 
     def _size_case(self) -> HistogramReleaser | None:
-        """The case over a range universe of :data:`LARGE_UNIVERSE` labels (and, where the
-        releaser takes a sampler, the fastest built-in one), if the schema takes it."""
+        """The case over the largest range universe the schema takes among :data:`SIZES`
+        (from :data:`LARGE_UNIVERSE` labels down) and, where the releaser takes a sampler, the
+        fastest built-in one: sizes up to the schema's limit."""
         params = dict(self.params)
-        params["universe"] = f"range:0:{LARGE_UNIVERSE - 1}"
         if any(p.name == "sampler" for p in type(self.releaser).schema):
             params["sampler"] = FAST_SAMPLER
-        try:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore", AccuracyWarning)
-                made = self.releaser.registry_in_use().create(self.releaser.name, **params)
-        except DpplugError:
-            return None
-        return made if isinstance(made, HistogramReleaser) else None
+        for size in SIZES:
+            params["universe"] = f"range:0:{size - 1}"
+            try:
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore", AccuracyWarning)
+                    made = self.releaser.registry_in_use().create(self.releaser.name, **params)
+            except DpplugError:
+                continue
+            return made if isinstance(made, HistogramReleaser) else None
+        return None
 
     def _size_problems(self, settings: Settings) -> list[str]:
         """Over a universe of :data:`LARGE_UNIVERSE` labels (past 2^20, where chunked code ends),
-        the first and the last label, given the same count, and the second and the second to
-        last, both empty, must be released alike: the kind's releasers treat labels alike
-        (relabelling the universe relabels the release). From up to :data:`SIZE_RELEASES`
-        releases, an exact McNemar test per event "released count = true count" and "within
-        the declared a": under that symmetry, each pair's discordant outcomes are equally
-        likely either way, whatever the dependence within a release (false alarm split with
+        or the largest of :data:`SIZES` the schema takes, the first and the last label, given the
+        same count, and the second and the second to last, both empty, must be released alike: the
+        kind's releasers treat labels alike (relabelling the universe relabels the release). From up
+        to :data:`SIZE_RELEASES` releases, an exact McNemar test per event "released count = true
+        count" and "within the declared a": under that symmetry, each pair's discordant outcomes are
+        equally likely either way, whatever the dependence within a release (false alarm split with
         the other tests of the run's share)."""
         releaser = self._size_case()
         if releaser is None:
             raise NotSupported(
-                f"the schema takes no range universe of {LARGE_UNIVERSE} labels for this case"
+                f"the schema takes no range universe of {SIZES[-1]} to {LARGE_UNIVERSE} labels "
+                "for this case"
             )
         last = releaser.universe.size - 1
         count = max(1, releaser.n // 3)
@@ -667,7 +671,7 @@ class ReleaserProbe(Probe):
         releases = min(SIZE_RELEASES, int(SIZE_SECONDS / max(each, 1e-6)))
         if releases < MIN_SIZE_RELEASES:
             raise NotSupported(
-                f"a release over {LARGE_UNIVERSE} labels takes {each:.2g} s, too long to repeat"
+                f"a release over {last + 1} labels takes {each:.2g} s, too long to repeat"
             )
         a = releaser.accuracy(BETAS[0]).per_query.a
         source = SeededSource(settings.seed + 1)
@@ -702,6 +706,8 @@ def _mcnemar(a: int, b: int) -> float:
 
 #: Labels of the universe of the size check (past 2^20, with a tail no power of two divides).
 LARGE_UNIVERSE = (1 << 20) + 77
+#: The universe sizes the size check tries, largest first, where the schema limits the universe.
+SIZES = (LARGE_UNIVERSE, *((1 << k) + 77 for k in range(19, 5, -1)))
 #: The sampler the size check's case uses, where the releaser takes one (the fastest built-in).
 FAST_SAMPLER = "fixedpoint-geometric"
 #: The most releases of the size check, the fewest worth testing, and its CPU budget (seconds).

@@ -17,7 +17,8 @@ from dpplug.conformance.runner import run_contract
 from dpplug.conformance.settings import Settings
 from dpplug.discrete_noise import discrete_gaussian, gaussian_enclosure, gaussian_error
 from dpplug.errors import BadParameter, NotSupported
-from dpplug.guarantee import COUNT_SENSITIVITY_1
+from dpplug.guarantee import COUNT_SENSITIVITY_1, within_budget
+from dpplug.plugins.samplers.discrete_gaussian import epsilon_below
 from dpplug.randomness import SeededSource
 
 CASES = [(mpq(1), mpq(1, 10**6)), (mpq(4), mpq(1, 100)), (mpq(1, 4), mpq(1, 10**9))]
@@ -42,14 +43,17 @@ def test_guarantee_is_the_zcdp_conversion_and_the_exact_curve_respects_it(
     epsilon: mpq, delta: mpq
 ) -> None:
     sampler = dpplug.create("discrete-gaussian", epsilon=epsilon, delta=delta)
-    rho = largest_rho(epsilon, delta)
+    below = epsilon_below(epsilon)  # a hair below ε, so e^ε̃ rounded up stays within e^ε
+    assert 0 < epsilon - below <= mpq(max(1, epsilon), 1 << 60)
+    rho = largest_rho(below, delta)
     assert sampler.sigma2 == 1 / (2 * rho)
     guarantee = sampler.guarantee
     assert guarantee.neighbouring == COUNT_SENSITIVITY_1
-    assert guarantee.delta == zcdp_delta(rho, epsilon) <= delta
+    assert guarantee.delta == zcdp_delta(rho, below) <= delta
+    assert within_budget(guarantee, epsilon, delta)
     assert guarantee.epsilon == pytest.approx(float(epsilon), abs=1e-15)
     with mpmath.workdps(50):
-        assert exact_delta(sampler.sigma2, epsilon) <= mpmath.mpf(Fraction(guarantee.delta))
+        assert exact_delta(sampler.sigma2, below) <= mpmath.mpf(Fraction(guarantee.delta))
 
 
 def test_samples_are_counts_plus_the_exact_discrete_gaussian() -> None:
