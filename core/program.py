@@ -483,6 +483,7 @@ def enumerate_law(step: Step, inspect: Inspect | None = None) -> dict[Any, Any]:
         for outcome, per_denominator in sums.items()
     }
 
+
 def noise(
     sampler: CountingQuerySampler, counts: npt.ArrayLike, source: RandomSource
 ) -> npt.NDArray[np.int64]:

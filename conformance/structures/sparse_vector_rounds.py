@@ -338,9 +338,7 @@ class SparseVectorVerifier(Verifier):
             return f"{self._law_dataset(value)} (first gap nearest the threshold)"
         data = self.probe.dataset(self._law_value(value))
         if value == UPDATE_TIME:
-            return (
-                f"{data}, which of {self._update_queries(value)} repetitions first ends a round"
-            )
+            return f"{data}, which of {self._update_queries(value)} repetitions first ends a round"
         if value in _SECOND_ROUND:
             what = (
                 "the second query's answer"

@@ -45,6 +45,7 @@ class Undeclared(SparseMultiplicativeWeights):
     """Sparse multiplicative weights without its sparse-vector declaration."""
 
     name = "test-undeclared"
+
     def exact_structure(self) -> None:
         return None
 

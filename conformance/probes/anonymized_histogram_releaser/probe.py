@@ -291,9 +291,7 @@ class AnonymizedProbe(Probe):
     def _adaptive(self) -> bool:
         """Whether the program makes a second request on the widest checked histogram when
         its first request comes back without noise."""
-        widest = max(
-            (k for k in range(EXACT_ITEMS + 1) if self._accepts((1,) * k)), default=0
-        )
+        widest = max((k for k in range(EXACT_ITEMS + 1) if self._accepts((1,) * k)), default=0)
         replays = self._replays((1,) * widest)
         draw, _ = replays.step(())
         if draw is None:

@@ -550,7 +550,6 @@ class ReleaserProbe(Probe):
         empty = [label for label in release.labels if label not in present]
         return [f"released {empty}, whose true counts are 0"] if empty else []
 
-
     # Along the other cells of the surface × dimension matrix.
 
     def checks(self, settings: Settings) -> list[Check]:

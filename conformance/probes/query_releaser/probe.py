@@ -547,7 +547,6 @@ class QueryReleaserProbe(Probe):
                 made.append(other)
         return made
 
-
     def _release_problems(self, release: QueryAnswers, source: SeededSource) -> list[str]:
         if not release.interactive:
             to_bytes = getattr(release, "to_bytes", None)
