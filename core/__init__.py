@@ -7,6 +7,7 @@ Public API::
     sampler.guarantee            # exactly what was achieved, with its neighbouring relation
     sampler.sample([3, 7, 12], dpplug.SeededSource(1))
     dpplug.registry()            # every registered plugin, built-in or third-party
+    dpplug.compare("partition-selector", epsilon=1, delta=1e-5, l0=10).best  # which to use
 
 The names below are imported on first use, so ``import dpplug`` (and the pytest plugin, which
 every pytest session on a machine with dpplug installed loads) costs next to nothing.
@@ -53,6 +54,8 @@ _EXPORTS = {
     ),
     **dict.fromkeys(("QueryAnswers", "QuerySession", "SparseQuery", "Workload"), "dpplug.queries"),
     "SparseProjection": "dpplug.projections",
+    "HistogramQueries": "dpplug.histogram_queries",
+    "compare": "dpplug.comparison",
     "Mechanism": "dpplug.mechanism",
     **dict.fromkeys(("Param", "Schema"), "dpplug.params"),
     "Pmf": "dpplug.pmf",
@@ -79,6 +82,7 @@ def __dir__() -> list[str]:
 
 if TYPE_CHECKING:
     from dpplug.anonymized import AnonymizedHistogram, Estimate, sorted_l1
+    from dpplug.comparison import compare
     from dpplug.enclosed_law import EnclosedLaw
     from dpplug.errors import (
         AccuracyWarning,
@@ -98,6 +102,7 @@ if TYPE_CHECKING:
         Neighbouring,
         Relation,
     )
+    from dpplug.histogram_queries import HistogramQueries
     from dpplug.hookspecs import hookimpl
     from dpplug.kind import Kind
     from dpplug.kinds import (
