@@ -22,7 +22,7 @@ from rich import box
 from rich.console import Console
 from rich.table import Table
 
-from dpplug.comparison import canonical, compare
+from dpplug.comparison import Task, canonical, compare_task, sweep_task
 from dpplug.comparison_views import readme_section, replace_section, sweep_table, table
 from dpplug.data import integer_scalar
 from dpplug.errors import AccuracyWarning, BadParameter, DpplugError
@@ -264,17 +264,12 @@ def _cmd_compare(args: argparse.Namespace, out: Console) -> None:
             raise BadParameter(f"--sweep expects NAME=LOW:HIGH, got {args.sweep!r}")
         params.pop(canonical(name), None)
         params.pop(name, None)
-        result: Any = compare.sweep(
-            args.kind, name, parse_value(low), parse_value(high), points=args.points, **params
-        )
-        text = sweep_table
-    else:
-        result = compare(args.kind, names=args.only, **params)
-        text = table
-    if args.json:
-        print(json.dumps(result.as_dict(), indent=2))
-    else:
-        print(text(result))
+        task = Task.of(args.kind, params)
+        swept = sweep_task(task, canonical(name), parse_value(low), parse_value(high), args.points)
+        print(json.dumps(swept.as_dict(), indent=2) if args.json else sweep_table(swept))
+        return
+    ranking = compare_task(Task.of(args.kind, params), args.only)
+    print(json.dumps(ranking.as_dict(), indent=2) if args.json else table(ranking))
 
 
 def _parser() -> argparse.ArgumentParser:

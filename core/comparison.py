@@ -406,7 +406,7 @@ class Compare:
     ) -> Choice:
         """The top-ranked mechanism for these public parameters, and why; NotSupported (with
         every candidate's reason) when no mechanism of the kind accepts them."""
-        comparison = self(kind, registry=registry, **params)
+        comparison = compare_task(Task.of(kind, params), None, registry)
         top = comparison.best
         if top is None:
             reasons = "; ".join(f"{r.label}: {r.note}" for r in comparison.rows)
@@ -537,7 +537,7 @@ def _is_integer(task: Task, parameter: str, registry_: Registry) -> bool:
     for entry in registry_.entries(task.kind):
         for p in entry.cls.schema:
             if p.name == parameter:
-                return p.type == "integer"
+                return bool(p.type == "integer")
     return parameter == "n"
 
 
@@ -627,10 +627,10 @@ def _refine(
         return hi
     lo_q, hi_q = Fraction(as_rational(low)), Fraction(as_rational(high))
     for _ in range(_REFINE_STEPS):
-        middle = _two_digits(_between(lo_q, hi_q, Fraction(1, 2)))
-        if not lo_q < middle < hi_q:
+        point = _two_digits(_between(lo_q, hi_q, Fraction(1, 2)))
+        if not lo_q < point < hi_q:
             break
-        lo_q, hi_q = (lo_q, middle) if above_wins(middle) else (middle, hi_q)
+        lo_q, hi_q = (lo_q, point) if above_wins(point) else (point, hi_q)
     return hi_q
 
 

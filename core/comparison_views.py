@@ -17,7 +17,10 @@ from dpplug.comparison import (
     Comparison,
     Row,
     Sweep,
-    compare,
+    Task,
+    canonical,
+    compare_task,
+    sweep_task,
     symbol,
     value_text,
 )
@@ -237,17 +240,14 @@ def readme_section() -> str:
     ]
     for readme_task in README_TASKS:
         params = _parsed(readme_task.params)
-        parts += ["", markdown(compare(readme_task.kind, registry=builtins, **params))]
+        task = Task.of(readme_task.kind, params)
+        parts += ["", markdown(compare_task(task, None, builtins))]
         if readme_task.sweep:
             name, _, bounds = readme_task.sweep.partition("=")
             low, _, high = bounds.partition(":")
-            sweep = compare.sweep(
-                readme_task.kind,
-                name,
-                parse_value(low),
-                parse_value(high),
-                registry=builtins,
-                **params,
+            swept = Task.of(readme_task.kind, {k: v for k, v in params.items() if k != name})
+            sweep = sweep_task(
+                swept, canonical(name), parse_value(low), parse_value(high), 9, builtins
             )
             first = sweep.comparisons[0].best
             found = [c.describe() for c in sweep.crossovers] or [

@@ -226,7 +226,7 @@ def dense_simultaneous(
                 worst = excess
                 if total + n * worst > beta:
                     return False
-        return total + n * worst <= beta
+        return bool(total + n * worst <= beta)
 
     high = 1
     while not holds(high):

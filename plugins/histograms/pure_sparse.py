@@ -76,7 +76,6 @@ from dpplug.kinds import HistogramReleaser, TrueCounts
 from dpplug.params import Schema, unit_fraction
 from dpplug.plugins.histograms.coverage import warn_if_uncovered
 from dpplug.plugins.histograms.error_bounds import (
-    SCAN_COUNTS,
     dropping_simultaneous,
     empty_maximum_quantile,
     empty_rate,
@@ -99,6 +98,8 @@ MAX_N = 1 << 20
 #: The per-query threshold tries at most this many offsets j below a₁ (each moves T by about
 #: one, and the first one or two carry the gain).
 _OFFSETS = 8
+#: Counts read exactly by the competitors' bound :func:`_reach_per_row`.
+_REACH_SCAN = 256
 #: Working precision of :func:`mixing_delta_bits` (its terms are below 2^51).
 _LOG_PRECISION = 128
 #: δ enters the accuracy through an upper bound 2^{−min(k, this)}.
@@ -218,7 +219,7 @@ class PureSparseHistogramReleaser(HistogramReleaser):
             covers = partial(self._covers, offset=offset, beta=dropping)
             if dropping <= 0 or not covers(best - 1):
                 break  # a smaller offset leaves less room: T only grows from here
-            best = smallest_at_least(covers, offset, best - 1, True)
+            best = _smallest_below(covers, offset, best - 1)
         return a, best
 
     def _covers(self, threshold: int, *, offset: int, beta: Any) -> bool:
@@ -292,19 +293,37 @@ class PureSparseHistogramReleaser(HistogramReleaser):
         )
 
 
+def _smallest_below(holds: Any, low: int, high: int) -> int:
+    """The smallest t in [low, high] with holds(t), for monotone *holds* with holds(high):
+    probes high − 1, high − 3, high − 7, … then bisects, so probes stay near the answer when it
+    is near high (each offset moves T by about one)."""
+    step, probe = 1, high  # holds(probe)
+    while probe > low:
+        candidate = max(low, probe - step)
+        if not holds(candidate):
+            return smallest_at_least(holds, candidate + 1, probe, True)
+        probe, step = candidate, 2 * step
+    return probe
+
+
 def _reach_per_row(sampler: Any, n: int, w: int) -> Any:
     """An upper bound on max_{1 ≤ c ≤ n} Pr[M(c, U) ≥ w]/c: 0 for w > n (outputs are at most
     n); else exact from a scan of c that stops where 1/c is below the maximum found (a
-    probability is at most 1), or after :data:`~.error_bounds.SCAN_COUNTS` counts, past which
-    1/c bounds every term."""
-    d, best = int(sampler.d or 0), mpq(0)
+    probability is at most 1), or after :data:`_REACH_SCAN` counts, past which 1/c bounds every
+    term (the competitors it adds, n/256 at most, are few next to the n a drop needs)."""
+    d = int(sampler.d or 0)
     if w > n:
-        return best
-    for count in range(1, min(n, SCAN_COUNTS) + 1):
-        if best * count >= 1:
-            return best
-        best = max(best, mpq(d - int(sampler.scaled_cdf(w - 1, count)), d * count))
-    return max(best, mpq(1, SCAN_COUNTS + 1)) if n > SCAN_COUNTS else best
+        return mpq(0)
+    best, rows = 0, 1  # the maximum so far is best/(d·rows), compared in integers
+    for count in range(1, min(n, _REACH_SCAN) + 1):
+        if best * count >= d * rows:
+            return mpq(best, d * rows)
+        reach = d - int(sampler.scaled_cdf(w - 1, count))
+        if reach * rows > best * count:
+            best, rows = reach, count
+    if n > _REACH_SCAN:
+        return max(mpq(best, d * rows), mpq(1, _REACH_SCAN + 1))
+    return mpq(best, d * rows)
 
 
 def _empty_cdf(sampler: Any, v: int) -> int:
