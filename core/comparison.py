@@ -541,6 +541,12 @@ def _is_integer(task: Task, parameter: str, registry_: Registry) -> bool:
     return parameter == "n"
 
 
+def _fraction(value: object) -> Fraction:
+    """An exact number as a ``Fraction``."""
+    exact = as_rational(value)
+    return Fraction(int(exact.numerator), int(exact.denominator))
+
+
 def _between(low: Fraction, high: Fraction, share: Fraction) -> Fraction:
     """low·(high/low)^share, a point of the geometric scale (floats in the exponent only: it
     chooses where to look)."""
@@ -557,7 +563,7 @@ def _two_digits(value: Fraction) -> Fraction:
 def sweep_values(low: object, high: object, points: int, integer: bool) -> list[object]:
     """*points* values from *low* to *high*: geometric when high/low ≥ 4, else even steps;
     integers rounded and deduplicated, rationals to two significant digits (exact fractions)."""
-    lo, hi = Fraction(as_rational(low)), Fraction(as_rational(high))
+    lo, hi = _fraction(low), _fraction(high)
     if not 0 < lo < hi:
         raise BadParameter(f"a sweep needs 0 < low < high, got {low}:{high}")
     if points < 2:
@@ -625,7 +631,7 @@ def _refine(
             middle = (lo + hi) // 2
             lo, hi = (lo, middle) if above_wins(middle) else (middle, hi)
         return hi
-    lo_q, hi_q = Fraction(as_rational(low)), Fraction(as_rational(high))
+    lo_q, hi_q = _fraction(low), _fraction(high)
     for _ in range(_REFINE_STEPS):
         point = _two_digits(_between(lo_q, hi_q, Fraction(1, 2)))
         if not lo_q < point < hi_q:

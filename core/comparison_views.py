@@ -7,7 +7,6 @@ that the README holds the current output).
 from __future__ import annotations
 
 import textwrap
-from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -224,8 +223,24 @@ README_TASKS: tuple[ReadmeTask, ...] = (
 )
 
 
-def _parsed(params: Sequence[tuple[str, str]]) -> dict[str, object]:
-    return {name: parse_value(text) for name, text in params}
+def _task(readme_task: ReadmeTask) -> Task:
+    """The task of a README entry, without its swept parameter."""
+    swept = canonical(readme_task.sweep.partition("=")[0]) if readme_task.sweep else ""
+    params = {k: parse_value(v) for k, v in readme_task.params if canonical(k) != swept}
+    return Task.of(readme_task.kind, params)
+
+
+def _sweep(readme_task: ReadmeTask, registry: Registry | None) -> Sweep:
+    name, _, bounds = readme_task.sweep.partition("=")
+    low, _, high = bounds.partition(":")
+    task = _task(readme_task)
+    return sweep_task(task, canonical(name), parse_value(low), parse_value(high), 9, registry)
+
+
+def report_sweeps(registry: Registry | None = None) -> list[Sweep]:
+    """The sweeps of :data:`README_TASKS` over *registry*'s mechanisms (the default registry,
+    third parties included), for a report: :func:`figure` draws each."""
+    return [_sweep(t, registry) for t in README_TASKS if t.sweep]
 
 
 def readme_section() -> str:
@@ -239,21 +254,16 @@ def readme_section() -> str:
         "`--readme --write README.md` updates it, and a test checks that it is current):",
     ]
     for readme_task in README_TASKS:
-        params = _parsed(readme_task.params)
-        task = Task.of(readme_task.kind, params)
-        parts += ["", markdown(compare_task(task, None, builtins))]
+        params = {k: parse_value(v) for k, v in readme_task.params}
+        parts += ["", markdown(compare_task(Task.of(readme_task.kind, params), None, builtins))]
         if readme_task.sweep:
-            name, _, bounds = readme_task.sweep.partition("=")
-            low, _, high = bounds.partition(":")
-            swept = Task.of(readme_task.kind, {k: v for k, v in params.items() if k != name})
-            sweep = sweep_task(
-                swept, canonical(name), parse_value(low), parse_value(high), 9, builtins
-            )
+            sweep = _sweep(readme_task, builtins)
             first = sweep.comparisons[0].best
             found = [c.describe() for c in sweep.crossovers] or [
                 f"no crossover: {first.label if first else '—'} is ranked first throughout"
             ]
-            parts += ["", f"Along {symbol(name)} from {low} to {high}: " + "; ".join(found) + "."]
+            values = f"{value_text(sweep.values[0])} to {value_text(sweep.values[-1])}"
+            parts += ["", f"Along {symbol(sweep.parameter)} from {values}: {'; '.join(found)}."]
     parts += ["", README_END]
     return "\n".join(parts)
 

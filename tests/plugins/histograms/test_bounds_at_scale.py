@@ -274,3 +274,33 @@ def test_pure_sparse_threshold_at_a_million_labels_is_within_five_percent_or_one
     assert fails(accuracy.threshold + 1) <= BETA  # consistent with soundness
     failing = next(c for c in range(accuracy.threshold, a - 1, -1) if fails(c) > BETA)
     assert accuracy.threshold <= max(1.05 * failing, failing + 1), (failing, accuracy.threshold)
+
+
+def test_pure_sparse_per_query_bound_holds_just_above_the_threshold() -> None:
+    """Soundness of the threshold, sampled: |X| = 10⁶, n = 200, ε = 1; a bin of count T + 1
+    among competitors of 6 rows each (about w/2, where a light bin's chance to reach the drop
+    cut per row is largest) errs by more than a₁, or is dropped, in at most a β share of 1,000
+    seeded releases (one-sided binomial test at false-alarm rate 10⁻⁶). Power: the same test
+    flags a bin of count ⌊T/2⌋ + 1, which the threshold does not cover."""
+    from scipy.stats import binom
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", dpplug.AccuracyWarning)
+        releaser = dpplug.create(
+            "pure-sparse-histogram", universe="range:0:999999", n=200, epsilon=1
+        )
+    accuracy = releaser.accuracy(BETA)
+    a, threshold, releases = accuracy.per_query.a, accuracy.threshold, 1000
+    limit = int(binom.isf(1e-6, releases, float(BETA))) + 1  # Pr[Bin ≥ limit] ≤ 10⁻⁶
+
+    def failures(count: int) -> int:
+        data, rest, label = {0: count}, 200 - count, 1
+        while rest > 0:
+            data[label], rest, label = min(rest, 6), rest - min(rest, 6), label + 1
+        source = dpplug.SeededSource(count)
+        return sum(
+            abs(releaser.release(data, source).count(0) - count) > a for _ in range(releases)
+        )
+
+    assert failures(threshold + 1) < limit
+    assert failures(threshold // 2 + 1) >= limit
