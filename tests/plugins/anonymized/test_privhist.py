@@ -23,7 +23,7 @@ def test_the_guarantee_composes_the_blocks_and_spends_epsilon(epsilon: Any) -> N
     mechanism = dpplug.create("privhist", epsilon=epsilon)
     samplers = [mechanism.total_sampler, mechanism.split_sampler, mechanism.smoothing_sampler]
     used = [s for s in samplers if s is not None]
-    # LOWPRIVACY (ε above smoothing_up_to, 1/10 by default): ε₃'s share goes to ε₂
+    # LOWPRIVACY (ε above smoothing_up_to, 1/8 by default): ε₃'s share goes to ε₂
     assert len(used) == (3 if epsilon <= mechanism.params["smoothing_up_to"] else 2)
     assert sum(mechanism.epsilons) == epsilon
     product = math.prod((s.guarantee.exp_epsilon for s in used), start=mpq(1))
