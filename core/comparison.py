@@ -277,11 +277,13 @@ def _anonymized(mechanism: Mechanism, accuracy: Accuracy) -> Measure:
     return Measure(a, f"±{a:,} ({scope} only)", group=scope or "other")
 
 
+def _alpha(alpha: Fraction) -> Measure:
+    return Measure(float(alpha), f"α {float(alpha):.2g}")
+
+
 def _queries(mechanism: Mechanism, accuracy: Accuracy) -> Measure:
     assert isinstance(mechanism, QueryReleaser)  # the registry checks every entry's kind
-    scale = mechanism.n * mechanism.workload.grid
-    alpha = Fraction(accuracy.simultaneous.a, scale)
-    return Measure(float(alpha), f"α {float(alpha):.2g}")
+    return _alpha(Fraction(accuracy.simultaneous.a, mechanism.n * mechanism.workload.grid))
 
 
 #: Each kind's measure of a mechanism's declared accuracy (unknown kinds: all-at-once a).
@@ -295,15 +297,27 @@ MEASURES: dict[str, Callable[[Mechanism, Accuracy], Measure]] = {
 
 
 def _answering(task: Task) -> Callable[[Mechanism, Accuracy], Measure]:
-    """A histogram releaser's measure as a query answerer: α = m·a/n."""
-    sparsity = int(as_rational(task.params["sparsity"]))
+    """A histogram releaser's measure as a query answerer: α = m·a/n with the task's m and n
+    (a releaser without n refuses the task before it is measured)."""
+    sparsity, n = (_positive(task, name) for name in ("sparsity", "n"))
 
     def measure(mechanism: Mechanism, accuracy: Accuracy) -> Measure:
-        error = answer_error(accuracy.simultaneous.a, sparsity)
-        alpha = Fraction(error, int(getattr(mechanism, "n", 1)))
-        return Measure(float(alpha), f"α {float(alpha):.2g}")
+        return _alpha(Fraction(answer_error(accuracy.simultaneous.a, sparsity), n))
 
     return measure
+
+
+def _positive(task: Task, name: str) -> int:
+    """The task's *name* as a positive integer (1 when it is not given: nothing is measured
+    then, the releasers need it), or BadParameter."""
+    value = task.params.get(name, 1)
+    try:
+        exact = as_rational(value)
+    except (TypeError, ValueError):
+        exact = mpq(0)
+    if exact.denominator != 1 or exact < 1:
+        raise BadParameter(f"{symbol(name)} must be a positive integer, got {value!r}")
+    return int(exact)
 
 
 def _default_measure(mechanism: Mechanism, accuracy: Accuracy) -> Measure:

@@ -99,7 +99,8 @@ class GeoSample(CountingQuerySampler):
         """Pr[M(count, U) ≤ z] = F(count, z)/d in closed form, for error bounds that read many
         of them (:mod:`dpplug.plugins.histograms.error_bounds`): G(j)/d = (b/a)^{−j}·a/(a+b)
         for j = z − count < 0 and 1 − (b/a)^{j+1}·a/(a+b) for 0 ≤ j, rationals of about
-        |j|·log₂ a bits where F has n·log₂ a."""
+        |j|·log₂ a bits where F has n·log₂ a. It must equal F(count, z)/d: a subclass that
+        changes the law overrides both."""
         if z < 0:
             return mpq(0)
         if z >= self.n:
