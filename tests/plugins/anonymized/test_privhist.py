@@ -113,3 +113,15 @@ def test_sorted_histogram_with_tiny_noise_releases_the_truth() -> None:
     for seed in range(20):
         release = mechanism.release(data, dpplug.SeededSource(seed))
         assert release.prevalences == {1: 1, 2: 2, 5: 1} and release.total == 10
+
+
+def test_the_default_split_beats_the_papers_thirds_and_the_baseline_on_zipf_data() -> None:
+    """The defaults (ε₁ = ε/20, ε₂ = ε₃, LOWPRIVACY above ε = 1/8) against the paper's rules
+    (thirds, HIGHPRIVACY for ε ≤ 1) and the sorted-histogram baseline (length: the support)
+    at n = 10⁵, ε = 1, same seeded releases: measured 0.26 and 0.67 of their errors; asserted
+    below 1/2 and 1 (fixed seeds: deterministic)."""
+    data = zipf(10**5, 20_000, seed=3)
+    paper = {"total_share": mpq(1, 3), "smoothing_share": mpq(1, 3), "smoothing_up_to": 1}
+    ours = mean_error(dpplug.create("privhist", epsilon=1), data)
+    assert ours < mean_error(dpplug.create("privhist", epsilon=1, **paper), data) / 2
+    assert ours < mean_error(dpplug.create("sorted-histogram", epsilon=1, length=20_000), data)
