@@ -190,8 +190,9 @@ def dense_simultaneous(
 ) -> int:
     """The smallest a (a bisection, then checked upwards) for which every dataset of at most n
     rows over *bins* labels has Σ_x f(c_x, a) ≤ β, with f(c, a) = Pr[|M(c, U) − c| > a] for a
-    nonempty bin and e(a) = Pr[M(0, U) > a] for an empty one (or *empty_tail*, for releasers
-    whose empty labels read another law). Writing Σ_x f(c_x) = bins·e + Σ_{c_x > 0} (f(c_x) − e),
+    nonempty bin and e(a) = f(0, a) for an empty one (Pr[M(0, U) > a] for the built-in
+    samplers, whose outputs are at least 0), or *empty_tail*, for releasers whose empty labels
+    read another law. Writing Σ_x f(c_x) = bins·e + Σ_{c_x > 0} (f(c_x) − e),
 
         Σ_x f(c_x, a) ≤ bins·e(a) + n·max_{1≤c≤C} (f(c, a) − e(a))⁺/c + ⌊n/(C + 1)⌋·τ(a)
 
@@ -207,15 +208,15 @@ def dense_simultaneous(
     def empty(a: int) -> Rat:
         if empty_tail is not None:
             return mpq(empty_tail(a))
-        return 1 - at_most(sampler, a, 0)
+        return bin_failure(sampler, 0, a, -1)
 
     def holds(a: int) -> bool:
         each = empty(a)
         if bins * each > beta:
             return False
-        # τ only needs to be known roughly, down to a share of β that cannot matter (1/64 of
-        # it per row): the ⌊n/(C + 1)⌋ bins it covers are few next to the n/(a + 1) scanned.
-        tau = largest_tail(sampler, a, beta / (64 * n), mpq(9, 10))
+        # τ to within 10/9 (the ⌊n/(C + 1)⌋ bins it covers are few next to the n/(a + 1)
+        # scanned) and down to far below β/n, where it also ends the scan early.
+        tau = largest_tail(sampler, a, beta / (n << 256), mpq(9, 10))
         total = bins * each + heavy * tau
         worst = mpq(0)
         for count in range(1, budget + 1):
