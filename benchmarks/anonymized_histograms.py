@@ -5,17 +5,23 @@ Inputs come from a numpy Generator seeded with ``--seed``; the seed only builds 
 no mechanism uses it: every release draws from ``dpplug.SystemSource()`` (the OS CSPRNG, the
 default). Times are ``time.perf_counter``, best of ``--repeats`` runs.
 
-Three data sets, each a multinomial sample of n items (the counts' anonymized histogram is the
+Four data sets, each a multinomial sample of n items (the counts' anonymized histogram is the
 input, given as prevalences):
 
 - ``zipf``: Zipf(1.1), p_i ∝ i^{−1.1} over k = 10⁶ symbols;
 - ``geometric``: p_i ∝ (1 − 10⁻⁴)^i over k = 2·10⁵ symbols;
+- ``staircase``: p_i ∝ i over k = 10³ symbols (counts in even steps, few labels);
 - ``words``: the English word frequencies of the ``wordfreq`` package (its "large" list, about
   3.2·10⁵ words, shipped inside the package: no download), scaled to n.
 
-1. **Sorted-ℓ₁ error** (Suresh's utility measure) of ``privhist`` (paper default split ε/3 each)
-   and ``sorted-histogram`` (length d = the data set's k, its public domain size), averaged over
-   ``--releases`` releases (``--baseline-releases`` for the baseline, which costs O(d)), for
+1. **Sorted-ℓ₁ error** (Suresh's utility measure) of ``privhist`` (its defaults: ε₁ = ε/20,
+   ε₂ = ε₃, PRIVHIST-HIGHPRIVACY up to ε = 1/8), ``privhist`` with the paper's rules (thirds,
+   HIGHPRIVACY for ε ≤ 1: the defaults before), ``privhist`` with N free (not private: the
+   total's noise at ε = 16 and 99% of ε on the rest, a measured lower bound on what PrivHist's
+   representation reaches when the total costs nothing), and ``sorted-histogram`` with length
+   d = the data set's k (its public domain size) and, where k ≤ 10⁴, d = 10k (a public bound ten
+   times loose; a release costs O(d) exact steps), averaged over ``--releases`` releases
+   (``--baseline-releases`` for the baseline, which costs O(d)), for
    n ∈ {10³, …, 10⁸} and ε ∈ {0.1, 0.5, 1, 2, 5}; the ratio to Aldà–Simon's lower bound
    √(n/ε); the growth exponent (least-squares slope of log error against log n over
    10⁴ … 10⁸), and whether PrivHist is below the baseline. ``--plot`` saves the log-log plot.
@@ -44,6 +50,7 @@ import math
 import sys
 import time
 from collections.abc import Callable
+from fractions import Fraction
 from functools import partial
 from importlib.metadata import version
 from typing import Any
@@ -56,6 +63,10 @@ from timing import console, timed
 import dpplug
 
 EPSILONS = (0.1, 0.5, 1.0, 2.0, 5.0)
+#: The baseline is also run at d = 10k for data sets with at most this many symbols k.
+LOOSE_UP_TO = 10**4
+#: PrivHist with the paper's rules: thirds, PRIVHIST-HIGHPRIVACY for ε ≤ 1.
+PAPER = {"total_share": Fraction(1, 3), "smoothing_share": Fraction(1, 3), "smoothing_up_to": 1}
 SIZES = tuple(10**e for e in range(3, 9))
 FIT_FROM = 10**4
 Weights = npt.NDArray[np.float64]
@@ -71,6 +82,11 @@ def geometric_weights() -> Weights:
     return weights / weights.sum()
 
 
+def staircase_weights() -> Weights:
+    weights = np.arange(1, 10**3 + 1, dtype=np.float64)
+    return weights / weights.sum()
+
+
 def word_weights() -> Weights:
     import wordfreq
 
@@ -81,8 +97,18 @@ def word_weights() -> Weights:
 DATASETS: dict[str, Callable[[], Weights]] = {
     "zipf": zipf_weights,
     "geometric": geometric_weights,
+    "staircase": staircase_weights,
     "words": word_weights,
 }
+
+
+def total_free(epsilon: float) -> Any:
+    """PrivHist whose released total is (all but surely) the true one: its block-1 noise is at
+    ε = 16 and the other blocks get 99% of ε. Not private; a measured lower bound on the error
+    of PrivHist's representation (T split, fake counts, cumulative prevalences)."""
+    mechanism = dpplug.create("privhist", epsilon=epsilon, total_share=Fraction(1, 100))
+    mechanism.total_sampler = dpplug.create("discrete-laplace", epsilon=16)
+    return mechanism
 
 
 def prevalences(n: int, weights: Weights, rng: np.random.Generator) -> dict[int, int]:
@@ -117,15 +143,33 @@ def utility(args: argparse.Namespace, rng: np.random.Generator) -> dict[str, Any
     for name, build in DATASETS.items():
         weights = build()
         privhist = {eps: dpplug.create("privhist", epsilon=eps) for eps in EPSILONS}
+        paper = {eps: dpplug.create("privhist", epsilon=eps, **PAPER) for eps in EPSILONS}
+        free = {eps: total_free(eps) for eps in EPSILONS}
         baseline = {
             eps: dpplug.create("sorted-histogram", epsilon=eps, length=weights.size)
             for eps in EPSILONS
+        }
+        loose = {
+            eps: dpplug.create("sorted-histogram", epsilon=eps, length=10 * weights.size)
+            for eps in EPSILONS
+            if weights.size <= LOOSE_UP_TO
         }
         table = Table(
             title=f"1. Mean sorted-ℓ₁ error, {name} (k = {weights.size:,}; "
             f"{args.releases} / {args.baseline_releases} releases)"
         )
-        for column in ("n", "labels", "ε", "privhist", "sorted-histogram", "ratio", "÷ √(n/ε)"):
+        columns = (
+            "n",
+            "labels",
+            "ε",
+            "privhist",
+            "paper's",
+            "N free",
+            "sorted d=k",
+            "d=10k",
+            "ratio",
+        )
+        for column in (*columns, "÷ √(n/ε)"):
             table.add_column(column, justify="right")
         grid: dict[float, dict[str, list[float]]] = {
             eps: {"privhist": [], "sorted-histogram": []} for eps in EPSILONS
@@ -134,7 +178,14 @@ def utility(args: argparse.Namespace, rng: np.random.Generator) -> dict[str, Any
             data = prevalences(n, weights, rng)
             for eps in EPSILONS:
                 ours = mean_error(privhist[eps], data, args.releases)
+                rules = mean_error(paper[eps], data, args.releases)
+                bound = mean_error(free[eps], data, args.releases)
                 theirs = mean_error(baseline[eps], data, args.baseline_releases)
+                looser = (
+                    f"{mean_error(loose[eps], data, args.baseline_releases):,.0f}"
+                    if eps in loose
+                    else "—"
+                )
                 grid[eps]["privhist"].append(ours)
                 grid[eps]["sorted-histogram"].append(theirs)
                 table.add_row(
@@ -142,7 +193,10 @@ def utility(args: argparse.Namespace, rng: np.random.Generator) -> dict[str, Any
                     f"{sum(data.values()):,}",
                     f"{eps:g}",
                     f"{ours:,.0f}",
+                    f"{rules:,.0f}",
+                    f"{bound:,.0f}",
                     f"{theirs:,.0f}",
+                    looser,
                     f"{ours / theirs:.2f}" if theirs else "∞",
                     f"{ours / math.sqrt(n / eps):.2f}",
                 )
@@ -180,7 +234,7 @@ def plot(path: str, data: dict[str, Any]) -> None:
     import matplotlib.pyplot as plt
 
     sizes = np.array(data["sizes"], dtype=np.float64)
-    fig, axes = plt.subplots(1, len(data["results"]), figsize=(16, 5), sharey=True)
+    fig, axes = plt.subplots(1, len(data["results"]), figsize=(20, 5), sharey=True)
     colours = plt.rcParams["axes.prop_cycle"].by_key()["color"]
     for ax, (name, grid) in zip(axes, data["results"].items(), strict=True):
         for colour, eps in zip(colours, EPSILONS, strict=False):

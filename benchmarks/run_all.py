@@ -48,6 +48,7 @@ BENCHMARKS: dict[str, tuple[list[str], list[str]]] = {
         ["--partitions", "100000", "--repeats", "1", "--generic-partitions", "10000"],
     ),
     "histograms": ([], ["--quick"]),
+    "compare": ([], ["--rounds", "1"]),
 }
 
 

@@ -7,6 +7,7 @@ Public API::
     sampler.guarantee            # exactly what was achieved, with its neighbouring relation
     sampler.sample([3, 7, 12], dpplug.SeededSource(1))
     dpplug.registry()            # every registered plugin, built-in or third-party
+    dpplug.compare("partition-selector", epsilon=1, delta=1e-5, l0=10).best  # which to use
 
 The names below are imported on first use, so ``import dpplug`` (and the pytest plugin, which
 every pytest session on a machine with dpplug installed loads) costs next to nothing.
@@ -47,6 +48,7 @@ _EXPORTS = {
             "CountingQuerySampler",
             "DenseHistogram",
             "Estimate",
+            "HistogramQueries",
             "HistogramReleaser",
             "PartitionSelector",
             "QueryAnswers",
@@ -62,6 +64,7 @@ _EXPORTS = {
         ),
         "dpplug.kinds",
     ),
+    "compare": "dpplug.comparison",
     "Mechanism": "dpplug.mechanism",
     **dict.fromkeys(("Param", "Schema"), "dpplug.params"),
     "Pmf": "dpplug.pmf",
@@ -87,6 +90,7 @@ def __dir__() -> list[str]:
 
 
 if TYPE_CHECKING:
+    from dpplug.comparison import compare
     from dpplug.enclosed_law import EnclosedLaw
     from dpplug.errors import (
         AccuracyWarning,
@@ -116,6 +120,7 @@ if TYPE_CHECKING:
         CountingQuerySampler,
         DenseHistogram,
         Estimate,
+        HistogramQueries,
         HistogramReleaser,
         PartitionSelector,
         QueryAnswers,

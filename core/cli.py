@@ -1,4 +1,4 @@
-"""The ``dpplug`` command line: list, describe and sample registered mechanisms.
+"""The ``dpplug`` command line: list, describe, sample and compare registered mechanisms.
 
 Other packages add commands through the entry-point group ``dpplug.commands``: each entry point
 is a function that receives the sub-command parsers and adds its own (the conformance package adds
@@ -22,6 +22,8 @@ from rich import box
 from rich.console import Console
 from rich.table import Table
 
+from dpplug.comparison import Task, canonical, compare_task, sweep_task
+from dpplug.comparison_views import readme_section, replace_section, sweep_table, table
 from dpplug.data import integer_scalar
 from dpplug.errors import AccuracyWarning, BadParameter, DpplugError
 from dpplug.kinds import KINDS, CountingQuerySampler
@@ -244,10 +246,38 @@ def _cmd_sample(args: argparse.Namespace, out: Console) -> None:
         print(" ".join(str(int(v)) for v in noisy))
 
 
+def _cmd_compare(args: argparse.Namespace, out: Console) -> None:
+    if args.readme:
+        section = readme_section()
+        if args.write:
+            replace_section(args.write, section)
+        else:
+            print(section)
+        return
+    if args.kind is None:
+        raise BadParameter("name a kind to compare (e.g. partition-selector), or pass --readme")
+    params = _params([*args.params, *args.param])
+    if args.sweep is not None:
+        name, sep, bounds = args.sweep.partition("=")
+        low, colon, high = bounds.partition(":")
+        if not sep or not colon or not name:
+            raise BadParameter(f"--sweep expects NAME=LOW:HIGH, got {args.sweep!r}")
+        params.pop(canonical(name), None)
+        params.pop(name, None)
+        task = Task.of(args.kind, params)
+        swept = sweep_task(task, canonical(name), parse_value(low), parse_value(high), args.points)
+        print(json.dumps(swept.as_dict(), indent=2) if args.json else sweep_table(swept))
+        return
+    ranking = compare_task(Task.of(args.kind, params), args.only)
+    print(json.dumps(ranking.as_dict(), indent=2) if args.json else table(ranking))
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = Parser(
         prog="dpplug",
-        description="The dpplug command line: list, describe and sample registered mechanisms.",
+        description=(
+            "The dpplug command line: list, describe, sample and compare registered mechanisms."
+        ),
     )
     commands = parser.add_subparsers(dest="command", required=True, parser_class=Parser)
     listing = commands.add_parser("list", help="every registered plugin and its status")
@@ -283,6 +313,38 @@ def _parser() -> argparse.ArgumentParser:
     )
     sample.add_argument("--json", action="store_true")
     sample.set_defaults(run=_cmd_sample)
+    comparing = commands.add_parser(
+        "compare",
+        help="rank the mechanisms of a kind for public parameters (which mechanism to use)",
+        description=(
+            "Build every registered mechanism of KIND that accepts the public parameters and "
+            "rank them by the accuracy each declares at beta (default 1/20). Reads public "
+            "parameters only. Aliases: l0 (max_partitions_contributed), k (max_queries), "
+            "m (sparsity)."
+        ),
+    )
+    comparing.add_argument("kind", nargs="?", help="e.g. partition-selector (see `dpplug list`)")
+    comparing.add_argument(
+        "params", nargs="*", metavar="KEY=VALUE", help="public parameters, e.g. epsilon=1 l0=10"
+    )
+    comparing.add_argument(
+        "--param", action="append", default=[], metavar="KEY=VALUE", help="a public parameter"
+    )
+    comparing.add_argument(
+        "--only", action="append", default=None, metavar="NAME", help="compare only NAME"
+    )
+    comparing.add_argument(
+        "--sweep", metavar="NAME=LOW:HIGH", help="rank along one parameter, with crossovers"
+    )
+    comparing.add_argument("--points", type=int, default=9, help="values of a sweep (default 9)")
+    comparing.add_argument("--json", action="store_true")
+    comparing.add_argument(
+        "--readme", action="store_true", help='print the README\'s "Which mechanism?" section'
+    )
+    comparing.add_argument(
+        "--write", metavar="PATH", help="with --readme: replace that section in PATH"
+    )
+    comparing.set_defaults(run=_cmd_compare)
     for command in metadata.entry_points(group=COMMANDS_GROUP):
         command.load()(commands)
     return parser

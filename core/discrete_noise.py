@@ -179,9 +179,25 @@ def laplace_tail(scale: Rat, a: int) -> Rat:
 
 
 def gaussian_tail(sigma2: Rat, a: int) -> Rat:
-    """A rational ≥ 2e^{−(a+1)²/(2σ²)} ≥ Pr[|Y| > a] for the discrete Gaussian (subgaussian
-    tail, CKS §2.3)."""
-    return upper_of(lambda: 2 * (-ball(mpq(a + 1) ** 2 / (2 * mpq(sigma2)))).exp())
+    """A rational ≥ Pr[|Y| > a] = 2·Σ_{j>a} g(j)/N for the discrete Gaussian, g(j) =
+    e^{−j²/(2σ²)} and N = Σ_z g(z), the tail of its exact law up to a factor near 1:
+
+    - N = σ√(2π)·Σ_k e^{−2π²σ²k²} ≥ σ√(2π) (Poisson summation: Jacobi's theta function);
+    - g decreases on [0, ∞) and is convex on [σ, ∞), so Σ_{j>a} g(j) ≤ ∫ from a + ½ of g
+      (each g(j) at most its mean over [j − ½, j + ½], Hermite–Hadamard) when a + ½ ≥ σ, and
+      ≤ ∫ from a of g otherwise; ∫_x^∞ g = σ√(π/2)·erfc(x/(σ√2));
+
+    so Pr[|Y| > a] ≤ erfc((a + ½)/(σ√2)) (or erfc(a/(σ√2))), the continuous Gaussian's tail
+    beyond a + ½. The subgaussian 2e^{−(a+1)²/(2σ²)} (CKS §2.3) is used where it is smaller."""
+
+    def tail() -> Ball:
+        sigma = ball(sigma2).sqrt()
+        edge = mpq(2 * a + 1, 2) if mpq(2 * a + 1, 2) ** 2 >= mpq(sigma2) else mpq(a)
+        exact = (ball(edge) / (sigma * ball(2).sqrt())).erfc()
+        subgaussian = 2 * (-ball(mpq(a + 1) ** 2 / (2 * mpq(sigma2)))).exp()
+        return exact if exact < subgaussian else subgaussian
+
+    return upper_of(tail)
 
 
 def laplace_error(scale: Rat, beta: Rat) -> int:
@@ -197,7 +213,7 @@ def laplace_error_estimate(scale: float, log_beta: float) -> float:
 
 
 def gaussian_error(sigma2: Rat, beta: Rat) -> int:
-    """The smallest integer a ≥ 0 whose subgaussian tail bound is at most β."""
+    """The smallest integer a ≥ 0 whose tail bound :func:`gaussian_tail` is at most β."""
     return smallest_error_bound(lambda a: gaussian_tail(sigma2, a), mpq(beta))
 
 

@@ -27,6 +27,7 @@ from dpplug.kinds.histogram_releaser import (
 from dpplug.kinds.partition_selector import PARTITION_SELECTOR, PartitionSelector, Selection
 from dpplug.kinds.query_releaser import (
     QUERY_RELEASER,
+    HistogramQueries,
     QueryAnswers,
     QueryReleaser,
     QuerySession,
@@ -59,6 +60,7 @@ __all__ = [
     "CountingQuerySampler",
     "DenseHistogram",
     "Estimate",
+    "HistogramQueries",
     "HistogramReleaser",
     "Kind",
     "PartitionSelector",

@@ -6,12 +6,14 @@ The universe is the declared, data-independent set A of the paper (declare a sma
 release fewer bins). Replacing one row changes two counts by one each, so with a sampler whose
 guarantee is e^{ε_M} for one count the release is e^{2ε_M}-DP (and (2ε_M, 2δ_M) for an
 approximate sampler, by composition). Each bin is (a, β)-accurate with the sampler's (a, β).
-All |X| bins at once (union bound, tighter than Thm 5.3's a at β/|X|): at most n bins are
-nonempty, and an empty bin errs only upwards, with the exact tail Pr[M(0, U) > a] from the
-scaled CDF; β is split between the |X| empty bins and the ≤ min(n, |X|) nonempty ones (the
-sampler's two-sided a) in proportion 1 : 2 per bin, the ratio of their tails for symmetric
-noise (:func:`~.error_bounds.dense_split`). A sampler without a scaled CDF gets the union bound
-of Thm 5.3 (for GeoSample Fig. 1's ⌈(9/(2ε))·ln(|X|/β)⌉).
+All |X| bins at once (a union bound over the worst dataset, tighter than Thm 5.3's a at β/|X|):
+every label's upward tail Pr[M(0, U) > a] once, and what a nonempty bin adds to it (its
+downward tail, which only bins of more than a rows have) against the n rows, so about
+n/(a + 1) bins count twice where every nonempty bin did
+(:func:`~.error_bounds.dense_simultaneous`). With FastSample the uniform mixture, γ = β/(2|X|)
+per bin as in Fig. 1, takes up to β/2 of that and the geometric part gets the rest. A sampler
+without a scaled CDF gets the union bound of Thm 5.3 (for GeoSample Fig. 1's
+⌈(9/(2ε))·ln(|X|/β)⌉).
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ from dpplug.guarantee import Accuracy, ErrorBound, Guarantee
 from dpplug.kinds import HistogramReleaser, TrueCounts
 from dpplug.kinds.histogram_releaser.outputs import DenseHistogram
 from dpplug.params import Schema
-from dpplug.plugins.histograms.error_bounds import dense_split, empty_maximum_quantile
+from dpplug.plugins.histograms.error_bounds import dense_simultaneous
 from dpplug.plugins.histograms.sampler_choice import REPLACE_ONE, build_sampler, releaser_params
 from dpplug.program import noise
 from dpplug.randomness import RandomSource
@@ -75,14 +77,10 @@ class BasicHistogramReleaser(HistogramReleaser):
             everywhere = self.sampler.accuracy(beta / size).per_query.a
             how = "at β/|X| for all bins (union bound)"
         else:
-            empty_beta, each_beta = dense_split(beta, size, min(self.n, size))
-            everywhere = max(
-                empty_maximum_quantile(self.sampler, size, empty_beta),
-                self.sampler.accuracy(each_beta).per_query.a,
-            )
+            everywhere = dense_simultaneous(self.sampler, size, self.n, beta)
             how = (
-                "for all bins: |X| empty bins' exact tail and ≤ n nonempty bins' a, β split "
-                "1 : 2 per bin (union bound)"
+                "for all bins the smallest a with |X|·Pr[M(0) > a] + n·max_c (f(c, a) − "
+                "Pr[M(0) > a])/c ≤ β (f: two-sided tail)"
             )
         return Accuracy(
             ErrorBound(per_query, beta),

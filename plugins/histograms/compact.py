@@ -45,10 +45,9 @@ so n is at most :data:`MAX_N`.
 
 **Accuracy.** Per query (a, β) with a the larger of the sampler's a at β and the smallest a with
 Pr[M₀(U₀) > a] ≤ β (exact, from the S_v intervals). All labels at once (union bound; values at
-different labels need not be independent): every label may read M₀, whose error is one-sided,
-and at most n labels are nonempty bins with the sampler's two-sided error; β is split between
-them in proportion 1 : 2 per label (:func:`~.error_bounds.dense_split`), where Thm 8.3 takes the
-larger a at β/|X| for every label.
+different labels need not be independent): every label's M₀ tail once, and what a nonempty bin's
+two-sided error adds to it against the n rows (:func:`~.error_bounds.dense_simultaneous`),
+where Thm 8.3 takes the larger a at β/|X| for every label.
 """
 
 from __future__ import annotations
@@ -64,7 +63,7 @@ from dpplug.kinds import CountingQuerySampler, HistogramReleaser, TrueCounts
 from dpplug.kinds.histogram_releaser.compact_law import CompactField
 from dpplug.kinds.histogram_releaser.outputs import CompactHistogram, EmptyBinLaw
 from dpplug.params import Schema, param_text
-from dpplug.plugins.histograms.error_bounds import dense_split
+from dpplug.plugins.histograms.error_bounds import dense_simultaneous
 from dpplug.plugins.histograms.prime_field import interpolate, polynomial_ring, proth_prime_at_least
 from dpplug.plugins.histograms.sampler_choice import (
     REPLACE_ONE,
@@ -167,26 +166,26 @@ class CompactHistogramReleaser(HistogramReleaser):
         exp_epsilon = self.sampler.guarantee.exp_epsilon**2 * self.empty_ratio
         return Guarantee(exp_epsilon, 0, REPLACE_ONE)
 
-    def _empty_a(self, beta: Any, labels: int = 1) -> int:
-        """The smallest a with labels·Pr[M₀(U₀) > a] ≤ β, exactly from the S_v intervals."""
+    def _empty_a(self, beta: Any) -> int:
+        """The smallest a with Pr[M₀(U₀) > a] ≤ β, exactly from the S_v intervals."""
         modulus, law = self.modulus, self.law
         return smallest_error_bound(
-            lambda a: mpq(labels * (modulus - law.threshold(a)), modulus), beta, cap=self.n
+            lambda a: mpq(modulus - law.threshold(a), modulus), beta, cap=self.n
         )
 
     def _accuracy(self, beta: Any) -> Accuracy:
         size = self.universe.size
         per_query = max(self.sampler.accuracy(beta).per_query.a, self._empty_a(beta))
-        empty_beta, each_beta = dense_split(beta, size, min(self.n, size))
-        everywhere = max(
-            self.sampler.accuracy(each_beta).per_query.a, self._empty_a(empty_beta, size)
+        modulus, law = self.modulus, self.law
+        everywhere = dense_simultaneous(
+            self.sampler, size, self.n, beta, lambda a: 1 - mpq(law.threshold(a), modulus)
         )
         return Accuracy(
             ErrorBound(per_query, beta),
             ErrorBound(everywhere, beta),
             formula=(
-                "max(sampler's a, smallest a with Pr[M₀ > a] ≤ β); for all labels: |X| labels "
-                "reading M₀ and ≤ n nonempty bins, β split 1 : 2 per label (union bound)"
+                "max(sampler's a, smallest a with Pr[M₀ > a] ≤ β); for all labels the smallest a "
+                "with |X|·Pr[M₀ > a] + n·max_c (f(c, a) − Pr[M₀ > a])/c ≤ β (union bound)"
             ),
         )
 

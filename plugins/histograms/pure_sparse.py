@@ -35,13 +35,16 @@ noisy count, so at least n other bins are at or above c̃_x; at most n − c of 
 e^{k−λ}(λ/k)^k) (k of the empty bins at or above w; the second, Chernoff's, for λ < k), decided
 rigorously in MPFR (:func:`~.error_bounds.order_statistic_below`).
 
-- Per query: a bin of count c > T misses by more than a₁ only if |c̃_x − c| > a₁ (the sampler's
-  a at (15/16)β_KH) or it is dropped with c̃_x ≥ c − a₁ ≥ w = T + 1 − a₁. Among the other bins
-  at or above c̃_x, those with at least h = min(⌈w/2⌉, 64) rows number at most
-  K = ⌊(n − T − 1)/h⌋, and one with fewer rows needs M(c_y) ≥ w: probability at most
-  L = (n − 1)·max_{c_y < h} Pr[M(c_y, U) ≥ w]. Otherwise at least n − K empty bins are at or
-  above w. T is the smallest with L + (bound on Pr[V_{n−K−1} ≥ w]) ≤ β_KH/16; the bound then
-  holds for every c > T.
+- Per query: a bin of count c > T misses by more than a₁ (the sampler's a at (15/16)β_KH) only
+  if, for any offset j ≤ a₁, |c̃_x − c| > j (probability at most τ(j), the sampler's declared
+  two-sided tail at j, for every count) or it is dropped with c̃_x ≥ c − j ≥ w = T + 1 − j. Then
+  at least n other bins are at or above w: empty bins, each independently with probability
+  Pr[M(0, U) ≥ w] (expected number at most λ(w)), and nonempty ones, which hold at most
+  n − T − 1 rows, each of c_y rows independently with probability Pr[M(c_y, U) ≥ w] (expected
+  number at most μ(w) = (n − T − 1)·max_{c′ ≥ 1} Pr[M(c′, U) ≥ w]/c′, a fractional knapsack).
+  Their number is a sum of independent indicators of mean at most λ + μ, so Pr[it reaches n]
+  is bounded as V's above, with λ + μ for λ. T is the least, over j, of the smallest T with
+  that bound at most β_KH − τ(j); the bound then holds for every c > T.
 - All bins: an empty bin is released only at most M = V_0, and a nonempty bin of count c > A
   that is dropped has c̃_x ≤ V_{c−1} ≤ V_A. So a release fails only if M > A (|X|·Pr[M(0, U)
   > A] ≤ 3β_KH/4), V_A exceeds a cut v (the bound at v + 1 ≤ β_KH/8), or a bin fails with
@@ -76,6 +79,7 @@ from dpplug.plugins.histograms.error_bounds import (
     dropping_simultaneous,
     empty_maximum_quantile,
     empty_rate,
+    largest_tail,
     order_statistic_below,
 )
 from dpplug.plugins.histograms.keep_heavy import Released, kh_prime
@@ -92,10 +96,13 @@ from dpplug.structures import ServedDraws
 
 #: The largest n: a release draws n + 1 labels and order statistics (seconds per 10^5 rows).
 MAX_N = 1 << 20
+#: The per-query threshold tries at most this many offsets j below a₁ (each moves T by about
+#: one, and the first one or two carry the gain).
+_OFFSETS = 8
+#: Counts read exactly by the competitors' bound :func:`_reach_per_row`.
+_REACH_SCAN = 256
 #: Working precision of :func:`mixing_delta_bits` (its terms are below 2^51).
 _LOG_PRECISION = 128
-#: The per-query threshold reads the upper tails of bins with fewer rows than this (or w/2).
-_LIGHT_ROWS = 64
 #: δ enters the accuracy through an upper bound 2^{−min(k, this)}.
 _DELTA_BITS_SHOWN = 1024
 
@@ -170,6 +177,8 @@ class PureSparseHistogramReleaser(HistogramReleaser):
         self.bits = bits_for(n, n + 1, self.delta_bits)
         #: F(v) of an empty bin's noise, one cache per releaser (and one key of its Bits draws).
         self._empty_cdf = lru_cache(maxsize=None)(partial(_empty_cdf, self.sampler))
+        #: max_c Pr[M(c, U) ≥ w]/c by w, for the per-query threshold's search.
+        self._reach = lru_cache(maxsize=None)(partial(_reach_per_row, self.sampler, n))
         #: Step 1 or 2: the random histogram (True) with probability β₂, drawn first by every
         #: release (made once: an exact law replays the program for each of its paths).
         self._mixing = Categorical({True: self.beta2, False: 1 - self.beta2})
@@ -198,29 +207,28 @@ class PureSparseHistogramReleaser(HistogramReleaser):
         return spare
 
     def per_query_bound(self, beta: Any) -> tuple[int, int]:
-        """(a₁, T): the per-query a and the count above which it holds (module docstring)."""
+        """(a₁, T): the per-query a and the count above which it holds (module docstring): the
+        least T over the offsets j ≤ a₁ whose two-sided tail τ(j) leaves room for the dropping
+        bound at w = T + 1 − j."""
         spare = self._keep_heavy_beta(beta)
         a = self.sampler.accuracy(spare * mpq(15, 16)).per_query.a
         # Thresholds of n or more cover no count; they are still computed (up to n + a, where
         # no empty bin reaches w), so that the coverage warning can tell how far off n is.
-        top = self.n + a
-        threshold = smallest_at_least(lambda t: self._covers(t, a, spare / 16), a, top, True)
-        return a, threshold if self._covers(threshold, a, spare / 16) else top
+        best = self.n + a
+        for offset in range(a, max(-1, a - _OFFSETS), -1):
+            dropping = spare - largest_tail(self.sampler, offset, spare / (1 << 20))
+            covers = partial(self._covers, offset=offset, beta=dropping)
+            if dropping <= 0 or not covers(best - 1):
+                break  # a smaller offset leaves less room: T only grows from here
+            best = _smallest_below(covers, offset, best - 1)
+        return a, best
 
-    def _covers(self, threshold: int, a: int, beta: Any) -> bool:
-        """Whether every count c > *threshold* has Pr[dropped while |c̃ − c| ≤ a] ≤ β: the
-        bound L + Pr[V_{n−K−1} ≥ w] of the module docstring, with w = threshold + 1 − a."""
-        n, d = self.n, int(self.sampler.d or 0)
-        w = threshold + 1 - a
-        # Nonempty bins of fewer rows than this compete only through their own upper tail.
-        light = min(-(-w // 2), _LIGHT_ROWS)
-        heavy = max(0, (n - threshold - 1) // light)
-        reach = max(
-            (d - int(self.sampler.scaled_cdf(w - 1, c)) for c in range(1, min(light, n + 1))),
-            default=0,
-        )
-        rest = beta - mpq((n - 1) * reach, d)
-        return rest > 0 and order_statistic_below(self._rate(w), n - heavy, rest)
+    def _covers(self, threshold: int, *, offset: int, beta: Any) -> bool:
+        """Whether every count c > *threshold* has Pr[dropped while c̃ ≥ c − offset] ≤ β: at
+        least n of the other bins reach w = threshold + 1 − offset, whose expected number is at
+        most λ(w) + μ(w) (module docstring)."""
+        w, others = threshold + 1 - offset, max(0, self.n - threshold - 1)
+        return order_statistic_below(self._rate(w) + others * self._reach(w), self.n, beta)
 
     def _rate(self, w: int) -> Any:
         return empty_rate(self.sampler, self.universe.size, w)
@@ -288,6 +296,39 @@ class PureSparseHistogramReleaser(HistogramReleaser):
             self.accuracy(self.params["beta"]),
             repr(self),
         )
+
+
+def _smallest_below(holds: Any, low: int, high: int) -> int:
+    """The smallest t in [low, high] with holds(t), for monotone *holds* with holds(high):
+    probes high − 1, high − 3, high − 7, … then bisects, so probes stay near the answer when it
+    is near high (each offset moves T by about one)."""
+    step, probe = 1, high  # holds(probe)
+    while probe > low:
+        candidate = max(low, probe - step)
+        if not holds(candidate):
+            return smallest_at_least(holds, candidate + 1, probe, True)
+        probe, step = candidate, 2 * step
+    return probe
+
+
+def _reach_per_row(sampler: Any, n: int, w: int) -> Any:
+    """An upper bound on max_{1 ≤ c ≤ n} Pr[M(c, U) ≥ w]/c: 0 for w > n (outputs are at most
+    n); else exact from a scan of c that stops where 1/c is below the maximum found (a
+    probability is at most 1), or after :data:`_REACH_SCAN` counts, past which 1/c bounds every
+    term (the competitors it adds, n/256 at most, are few next to the n a drop needs)."""
+    d = int(sampler.d or 0)
+    if w > n:
+        return mpq(0)
+    best, rows = 0, 1  # the maximum so far is best/(d·rows), compared in integers
+    for count in range(1, min(n, _REACH_SCAN) + 1):
+        if best * count >= d * rows:
+            return mpq(best, d * rows)
+        reach = d - int(sampler.scaled_cdf(w - 1, count))
+        if reach * rows > best * count:
+            best, rows = reach, count
+    if n > _REACH_SCAN:
+        return max(mpq(best, d * rows), mpq(1, _REACH_SCAN + 1))
+    return mpq(best, d * rows)
 
 
 def _empty_cdf(sampler: Any, v: int) -> int:

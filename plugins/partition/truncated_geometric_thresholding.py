@@ -7,8 +7,17 @@ the per-partition (ε_c, δ_c), e^{ε_c} rational) and is released with its nois
 n − m + 1 + X ≥ k + 1 (m the pre-threshold; m = 1 is plain Def. 8). An absent partition would get at
 most k, so this equals adding noise to every partition and thresholding: (ε_c, δ′)-DP per
 partition with δ′ = Pr[X = k] ≤ δ_c, composed over the ℓ₀ (or 2ℓ₀) partitions a unit touches.
-When (1/ε)ln((e^ε + 2δ − 1)/((e^ε + 1)δ)) is an integer its keep probability is exactly the
-optimal π (Thm 5).
+Its keep probability is exactly the optimal π at (ε̃, δ′) (Thm 5: δ′ = Pr[X = k] makes
+(1/ε̃)ln((e^ε̃ + 2δ′ − 1)/((e^ε̃ + 1)δ′)) the integer k).
+
+**The per-partition (ε̃, δ′) it runs at** (:func:`spending_noise`). k is an integer, so at ε_c
+itself δ′ falls anywhere in (δ_c/e^{ε_c}, δ_c]: 47% of δ_c at ε = 1, δ = 10⁻¹⁰, 16% at ε = 2,
+δ = 10⁻⁸. With k fixed, δ′ grows as ε̃ falls, so the noise runs at the largest ε̃ ≤ ε_c whose δ′
+is at least :data:`DELTA_SPENT` of δ_c (ε_c itself when that already holds): the release spends
+at least 95% of δ and gives up the least ε that takes (3% at ε = 1, δ = 10⁻¹⁰). The keep curve
+moves by less than 0.01 either way there; its distance from the optimal π at (ε_c, δ_c), up to
+0.29, is the truncated geometric's: it meets that curve only where Thm 5's logarithm is an
+integer (optimal-partition-selection is that curve, on the 2^-63 grid).
 
 Public partitions (§5): with ``public_threshold`` τ_pub, a partition marked public in ``select``
 (it may have 0 units) is released iff its noisy count reaches τ_pub, any data-independent
@@ -24,6 +33,7 @@ import numpy.typing as npt
 from gmpy2 import mpq
 
 from dpplug.errors import BadParameter, NotSupported
+from dpplug.exact import as_rational
 from dpplug.guarantee import COUNT_SENSITIVITY_1, Accuracy, ErrorBound, Guarantee
 from dpplug.kinds import PartitionSelector, Selection
 from dpplug.params import Param, Schema
@@ -31,6 +41,42 @@ from dpplug.plugins.partition.budget import SELECTOR_PARAMS, Budget
 from dpplug.plugins.samplers.truncated_geometric import TruncatedGeometric
 from dpplug.pmf import Pmf
 from dpplug.randomness import RandomSource
+
+#: The least share of the per-partition δ the noise spends.
+DELTA_SPENT = mpq(95, 100)
+#: Bisection steps of :func:`spending_noise` (ε̃ to 2^-24 of ε_c; δ′ moves by about k·ε_c·2^-24).
+_STEPS = 24
+
+
+def spending_noise(epsilon: Any, delta: Any) -> TruncatedGeometric:
+    """k-TSGD for one partition's (ε_c, δ_c) that spends at least :data:`DELTA_SPENT` of δ_c:
+    at ε_c if its δ′ = Pr[X = k] does, else at the largest ε̃ < ε_c (to 2^-24·ε_c) whose δ′ does.
+    As ε̃ falls, δ′ grows (k fixed) towards 1/(2k + 1), the uniform law's, until k steps up,
+    where δ′ is again as close to δ_c as k allows; "k above ε_c's, or δ′ ≥ 95% of δ_c" therefore
+    holds exactly below a point, which the bisection finds, and there k is ε_c's and
+    δ′ ∈ [0.95·δ_c, δ_c] (module docstring). Where no ε̃ the sampler takes gets there (δ_c near
+    1/(2k + 1), tiny ε_c), the noise stays at ε_c."""
+    full = TruncatedGeometric(epsilon=epsilon, delta=delta)
+    floor = DELTA_SPENT * as_rational(delta)
+    if full.delta >= floor:
+        return full
+
+    def spends(candidate: Any) -> bool:
+        noise = TruncatedGeometric(epsilon=candidate, delta=delta)
+        return noise.k > full.k or noise.delta >= floor
+
+    smallest = next(p.low for p in TruncatedGeometric.schema if p.name == "epsilon")
+    high = as_rational(epsilon)
+    low = max(high / 2, smallest)
+    while not spends(low):
+        if low == smallest:
+            return full
+        high, low = low, max(low / 2, smallest)
+    for _ in range(_STEPS):
+        middle = (low + high) / 2
+        low, high = (middle, high) if spends(middle) else (low, middle)
+    noise = TruncatedGeometric(epsilon=low, delta=delta)
+    return noise if noise.k == full.k else full
 
 
 class TruncatedGeometricThresholding(PartitionSelector):
@@ -70,8 +116,8 @@ class TruncatedGeometricThresholding(PartitionSelector):
         super().__init__(**params)
         self.budget = Budget.from_params(self.params)
         try:
-            self.noise = TruncatedGeometric(
-                epsilon=self.params["epsilon"] / self.budget.coordinates, delta=self.budget.delta
+            self.noise = spending_noise(
+                self.params["epsilon"] / self.budget.coordinates, self.budget.delta
             )
         except BadParameter as exc:
             raise BadParameter(

@@ -95,6 +95,21 @@ class GeoSample(CountingQuerySampler):
             return self.d
         return int(self._g(z - count)(mpz))
 
+    def probability_at_most(self, z: int, count: int) -> Any:
+        """Pr[M(count, U) ≤ z] = F(count, z)/d in closed form, for error bounds that read many
+        of them (:mod:`dpplug.plugins.histograms.error_bounds`): G(j)/d = (b/a)^{−j}·a/(a+b)
+        for j = z − count < 0 and 1 − (b/a)^{j+1}·a/(a+b) for 0 ≤ j, rationals of about
+        |j|·log₂ a bits where F has n·log₂ a. It must equal F(count, z)/d: a subclass that
+        changes the law overrides both."""
+        if z < 0:
+            return mpq(0)
+        if z >= self.n:
+            return mpq(1)
+        a, b, j = self.geometric.a, self.geometric.b, z - count
+        if j < 0:
+            return mpq(mpz(b) ** -j, mpz(a) ** (-j - 1) * (a + b))
+        return 1 - mpq(mpz(b) ** (j + 1), mpz(a) ** j * (a + b))
+
     def _pmf(self, count: int) -> Pmf:
         return self._pmf_from_scaled_cdf(count)
 

@@ -57,8 +57,8 @@ def declared_type(measurement: Any) -> str:
     return str(measurement.__opendp_dict__["__kwargs__"]["TO"])
 
 
-def assert_spends(found: float, target: float) -> None:
-    assert SPENT * target <= found <= target, (found, target)
+def assert_spends(found: float, target: float, spent: float = SPENT) -> None:
+    assert spent * target <= found <= target, (found, target)
 
 
 # --------------------------------------------------------------------------------------------
@@ -199,7 +199,9 @@ def test_binary_search_chain_over_epsilon_for_every_selector(
     found = dp.binary_search_chain(make, d_in, target, bounds=(0.25, 4.0))
     epsilon, delta = found.map(d_in)
     assert delta == target[1]
-    assert_spends(epsilon, target[0])
+    # truncated-geometric-thresholding gives up about ε/k of ε to spend 95% of δ (k = 11 here:
+    # docs/mechanisms.md#truncated-geometric-thresholding)
+    assert_spends(epsilon, target[0], 0.97 if name == "truncated-geometric-thresholding" else SPENT)
     assert found.check(d_in, target)
 
 

@@ -44,10 +44,13 @@ def test_the_exact_check_of_the_sorted_histogram_is_tight() -> None:
     assert f"noise ratio {bound:.6g} ≤ e^ε = {bound:.6g}" in check.summary
 
 
-@pytest.mark.parametrize("epsilon", [Fraction(1, 2), 2])
-def test_the_coupled_check_of_privhist_is_tight(epsilon: Fraction) -> None:
-    mechanism = dpplug.create("privhist", epsilon=epsilon)
-    check = AnonymizedProbe(mechanism, {"epsilon": epsilon}).exact_privacy(FAST)
+@pytest.mark.parametrize(
+    "params", [{"epsilon": Fraction(1, 2), "smoothing_up_to": 1}, {"epsilon": 2}], ids=str
+)
+def test_the_coupled_check_of_privhist_is_tight(params: dict[str, Any]) -> None:
+    """Both branches, at the declared cases (HIGHPRIVACY at ε = 1/2 by the paper's rule)."""
+    mechanism = dpplug.create("privhist", **params)
+    check = AnonymizedProbe(mechanism, params).exact_privacy(FAST)
     assert check.failures == ()
     bound = float(mechanism.guarantee.exp_epsilon)
     assert f"noise ratio {bound:.6g} ≤ e^ε = {bound:.6g}" in check.summary

@@ -8,6 +8,7 @@ from dpplug.kinds.query_releaser.base import (
     QueryReleaser,
     register_query_releasers,
 )
+from dpplug.kinds.query_releaser.histogram_queries import HistogramQueries
 from dpplug.kinds.query_releaser.projections import SparseProjection
 from dpplug.kinds.query_releaser.queries import (
     LabelCounts,
@@ -19,6 +20,7 @@ from dpplug.kinds.query_releaser.queries import (
 
 __all__ = [
     "QUERY_RELEASER",
+    "HistogramQueries",
     "LabelCounts",
     "QueryAnswers",
     "QueryReleaser",

@@ -15,7 +15,7 @@ import dpplug
 from dpplug.kinds.anonymized_histogram_releaser.outputs import MAX_ITEMS
 
 CASES = {
-    "privhist-high": ("privhist", {"epsilon": 0.5}),
+    "privhist-high": ("privhist", {"epsilon": 0.5, "smoothing_up_to": 1}),
     "privhist-low": ("privhist", {"epsilon": 3}),
     "sorted-histogram": ("sorted-histogram", {"epsilon": 1, "length": 40}),
 }

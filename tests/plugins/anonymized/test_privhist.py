@@ -23,7 +23,8 @@ def test_the_guarantee_composes_the_blocks_and_spends_epsilon(epsilon: Any) -> N
     mechanism = dpplug.create("privhist", epsilon=epsilon)
     samplers = [mechanism.total_sampler, mechanism.split_sampler, mechanism.smoothing_sampler]
     used = [s for s in samplers if s is not None]
-    assert len(used) == (3 if epsilon <= 1 else 2)  # ε > 1: ε₃'s share goes to ε₂
+    # LOWPRIVACY (ε above smoothing_up_to, 1/8 by default): ε₃'s share goes to ε₂
+    assert len(used) == (3 if epsilon <= mechanism.params["smoothing_up_to"] else 2)
     assert sum(mechanism.epsilons) == epsilon
     product = math.prod((s.guarantee.exp_epsilon for s in used), start=mpq(1))
     guarantee = mechanism.guarantee
@@ -76,14 +77,15 @@ def mean_error(mechanism: Any, prevalences: dict[int, int], releases: int = 10) 
 
 
 def test_high_privacy_error_is_within_thm_1s_rate() -> None:
-    """ε ≤ 1: E ℓ₁ = O(√((n/ε)·log(2/ε))) (Thm 1); 4 times that rate holds on Zipf(1.1) data
-    with n = 10⁵ (about 2.2 times measured), seeded; a PrivHist whose smoothing noise is four
-    times larger fails it."""
+    """HIGHPRIVACY (the paper's branch for ε ≤ 1): E ℓ₁ = O(√((n/ε)·log(2/ε))) (Thm 1); 4 times
+    that rate holds on Zipf(1.1) data with n = 10⁵ at ε = 1/2 (about 1.6 times measured),
+    seeded; a PrivHist whose smoothing noise is four times larger fails it."""
     data, epsilon = zipf(10**5, 20_000, seed=3), 0.5
     n = sum(r * phi for r, phi in data.items())
     rate = math.sqrt(n / epsilon * math.log(2 / epsilon))
-    assert mean_error(dpplug.create("privhist", epsilon=epsilon), data) <= 4 * rate
-    assert mean_error(WastefulSmoothing(epsilon=epsilon), data) > 4 * rate
+    paper = {"epsilon": epsilon, "smoothing_up_to": 1}
+    assert mean_error(dpplug.create("privhist", **paper), data) <= 4 * rate
+    assert mean_error(WastefulSmoothing(**paper), data) > 4 * rate
 
 
 def test_low_privacy_error_is_within_thm_1s_rate() -> None:
@@ -111,3 +113,15 @@ def test_sorted_histogram_with_tiny_noise_releases_the_truth() -> None:
     for seed in range(20):
         release = mechanism.release(data, dpplug.SeededSource(seed))
         assert release.prevalences == {1: 1, 2: 2, 5: 1} and release.total == 10
+
+
+def test_the_default_split_beats_the_papers_thirds_and_the_baseline_on_zipf_data() -> None:
+    """The defaults (ε₁ = ε/20, ε₂ = ε₃, LOWPRIVACY above ε = 1/8) against the paper's rules
+    (thirds, HIGHPRIVACY for ε ≤ 1) and the sorted-histogram baseline (length: the support)
+    at n = 10⁵, ε = 1, same seeded releases: measured 0.26 and 0.67 of their errors; asserted
+    below 1/2 and 1 (fixed seeds: deterministic)."""
+    data = zipf(10**5, 20_000, seed=3)
+    paper = {"total_share": mpq(1, 3), "smoothing_share": mpq(1, 3), "smoothing_up_to": 1}
+    ours = mean_error(dpplug.create("privhist", epsilon=1), data)
+    assert ours < mean_error(dpplug.create("privhist", epsilon=1, **paper), data) / 2
+    assert ours < mean_error(dpplug.create("sorted-histogram", epsilon=1, length=20_000), data)

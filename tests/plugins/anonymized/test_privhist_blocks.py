@@ -156,13 +156,16 @@ def test_a_split_without_the_noisy_crossing_fails_the_check() -> None:
 
 #: Both branches; the high-privacy one with small ε₁ and ε₃ shares, so that ε₂ is large and the
 #: fake counts M (hence the windows) are small: the blocks' code paths do not depend on shares.
-CASES = ({"epsilon": 1, "total_share": 0.01, "smoothing_share": 0.01}, {"epsilon": 2})
+CASES = (
+    {"epsilon": 1, "total_share": 0.01, "smoothing_share": 0.01, "smoothing_up_to": 1},
+    {"epsilon": 2},
+)
 
 
 @pytest.mark.parametrize("params", CASES, ids=["high-privacy", "low-privacy"])
 def test_every_block_moves_one_coordinate_by_at_most_one(params: dict[str, Any]) -> None:
     mechanism = dpplug.create("privhist", **params)
     epsilon = params["epsilon"]
-    assert mechanism.high_privacy is (epsilon <= 1)
+    assert mechanism.high_privacy is (epsilon <= 1)  # the first case asks for HIGHPRIVACY
     compared = sum(check_pair(mechanism, a, b) for a, b in pairs())
     assert compared > 1_000

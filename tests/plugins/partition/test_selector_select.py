@@ -140,8 +140,7 @@ def frequency_cases() -> list[tuple[str, int, int]]:
     for name in SELECTORS:
         s = make(name)
         units = [n for n in range(s.saturation) if 0.05 <= s.keep_probability(n) <= 0.85]
-        size = 40_000 if name == TGT else 200_000
-        cases += [(name, n, size) for n in units[:3]]
+        cases += [(name, n, 200_000) for n in units[:3]]
     return cases
 
 

@@ -65,7 +65,7 @@ def test_samples_are_counts_plus_the_exact_discrete_gaussian() -> None:
     assert list(noisy.reshape(-1) - counts.reshape(-1)) == noise
 
 
-def test_there_is_no_exact_pmf_and_accuracy_is_the_subgaussian_tail() -> None:
+def test_there_is_no_exact_pmf_and_accuracy_is_the_tail_bound() -> None:
     sampler = dpplug.create("discrete-gaussian", epsilon=1, delta=1e-6)
     with pytest.raises(NotSupported, match="irrational"):
         sampler.pmf(0)
@@ -78,6 +78,38 @@ def test_there_is_no_exact_pmf_and_accuracy_is_the_subgaussian_tail() -> None:
         == accuracy.simultaneous.a
         == gaussian_error(sampler.sigma2, mpq(1, 20))
     )
+
+
+def exact_tail(sigma2: mpq, a: int) -> mpmath.mpf:
+    """Pr[|Y| > a] = 2·Σ_{j>a} e^{−j²/(2σ²)} / Σ_z e^{−z²/(2σ²)}, by direct sums to 60σ past a
+    (the rest is below e^{−1800} of the total)."""
+    with mpmath.workdps(50):
+        s2 = mpmath.mpf(Fraction(sigma2))
+        window = a + int(60 * mpmath.sqrt(s2)) + 10
+        weights = [mpmath.exp(-mpmath.mpf(y * y) / (2 * s2)) for y in range(window + 1)]
+        total = weights[0] + 2 * mpmath.fsum(weights[1:])
+        return 2 * mpmath.fsum(weights[a + 1 :]) / total
+
+
+GRID = [
+    (eps, delta, beta)
+    for eps, delta in [*CASES, (mpq(1, 2), mpq(1, 10**6))]
+    for beta in (mpq(1, 20), mpq(1, 10**6))
+]
+
+
+@pytest.mark.parametrize(("epsilon", "delta", "beta"), GRID, ids=str)
+def test_declared_a_is_sound_and_at_most_one_above_the_exact_tails(
+    epsilon: mpq, delta: mpq, beta: mpq
+) -> None:
+    """The exact tail (direct sums) at the declared a is at most β, and at a − 2 above it: the
+    declared a is the exact one or one more (at ε = 1/2, δ = 10⁻⁶, β = 1/20: 17, where the
+    subgaussian bound 2e^{−(a+1)²/(2σ²)} gave 23)."""
+    sampler = dpplug.create("discrete-gaussian", epsilon=epsilon, delta=delta)
+    a = sampler.accuracy(beta).per_query.a
+    with mpmath.workdps(50):
+        assert exact_tail(sampler.sigma2, a) <= mpmath.mpf(Fraction(beta))
+        assert a < 2 or exact_tail(sampler.sigma2, a - 2) > mpmath.mpf(Fraction(beta))
 
 
 def test_its_draws_are_tested_inside_its_enclosed_law() -> None:

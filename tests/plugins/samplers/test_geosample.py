@@ -125,6 +125,20 @@ def test_scaled_cdf_and_inverse_cdf_boundaries(case: dict[str, Any]) -> None:
 
 
 @pytest.mark.parametrize("case", CASES)
+def test_the_closed_form_cdf_is_the_clamped_geometrics(case: dict[str, Any]) -> None:
+    """probability_at_most(z, c), which the releasers' error bounds read instead of F when d is
+    long, is Σ_{v ≤ z} of the clamped geometric's law (written from its definition) and F/d."""
+    sampler = create(case)
+    n, a, b = case["n"], sampler.geometric.a, sampler.geometric.b
+    for c in range(n + 1):
+        law = clamped_geometric(n, a, b, c)
+        for z in range(-2, n + 2):
+            expected = sum((p for v, p in law.items() if v <= z), Fraction(0))
+            assert frac(sampler.probability_at_most(z, c)) == expected
+            assert expected == Fraction(sampler.scaled_cdf(z, c), sampler.d)
+
+
+@pytest.mark.parametrize("case", CASES)
 @pytest.mark.parametrize("beta", BETAS)
 def test_accuracy_is_the_smallest_a(case: dict[str, Any], beta: Fraction) -> None:
     sampler = create(case)
