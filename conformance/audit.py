@@ -95,19 +95,28 @@ def _detectable_excess(hits: int, trials: int, alpha: float, probe: Probe) -> fl
 
 
 def check(entry: Entry, settings: Settings) -> ContractResult:
-    plan = [(probe, a, b) for probe in probes(entry) for a, b in probe.pairs]
+    plan = [
+        (probe, statistic, a, b)
+        for probe in probes(entry)
+        for statistic in probe.audit_statistics(settings)
+        for a, b in (probe.pairs if statistic.pairs is None else statistic.pairs)
+    ]
     tests = 2 * len(plan)
     alpha = settings.false_alarm / (2 * tests)  # two bounds per test
     worst = (-math.inf, "")
     cases: dict[str, dict[str, float]] = {}  # per case: declared ε and the largest lower bound
     sharpest = math.inf  # the smallest excess over the declared ε any test would see
-    for i, (probe, a, b) in enumerate(plan):
+    covered: dict[tuple[str, Dimension], str] = {}
+    for i, (probe, statistic, a, b) in enumerate(plan):
         case = cases.setdefault(probe.where, {"declared": probe.guarantee.epsilon, "lower": 0.0})
         n = probe.sample_size(settings)
+        if statistic.sessions is not None:
+            n = min(n, statistic.sessions)
         seed = settings.seed + 1000 * i
-        select = {c: probe.draw(c, n, SeededSource(seed + j)) for j, c in enumerate((a, b))}
-        fresh = {c: probe.draw(c, n, SeededSource(seed + 2 + j)) for j, c in enumerate((a, b))}
+        select = {c: statistic.draw(c, n, SeededSource(seed + j)) for j, c in enumerate((a, b))}
+        fresh = {c: statistic.draw(c, n, SeededSource(seed + 2 + j)) for j, c in enumerate((a, b))}
         bound, delta = float(probe.guarantee.exp_epsilon), float(probe.guarantee.delta)
+        of = f"{statistic.what} " if statistic.what else "out "
         for x, y in ((a, b), (b, a)):
             event = _events(select[x], select[y], delta)
             if event is None:
@@ -117,7 +126,7 @@ def check(entry: Entry, settings: Settings) -> ContractResult:
             _, upper = clopper_pearson(_hits(fresh[y], kind, t), n, alpha)
             eps_lb = math.log((lower - delta) / upper) if lower > delta else 0.0
             where = (
-                f"{probe.where}: P[out {kind} {probe.show_output(t)} | {probe.show_input(x)}] "
+                f"{probe.where}: P[{of}{kind} {statistic.show(t)} | {probe.show_input(x)}] "
                 f"vs | {probe.show_input(y)}"
             )
             if lower - delta > bound * upper:
@@ -131,6 +140,8 @@ def check(entry: Entry, settings: Settings) -> ContractResult:
             worst = max(worst, (eps_lb, where))
             case["lower"] = max(case["lower"], eps_lb)
             sharpest = min(sharpest, _detectable_excess(_hits(fresh[y], kind, t), n, alpha, probe))
+        for key in statistic.covers:
+            covered[key] = f"{statistic.what} audited at neighbouring inputs ({n} draws a side)"
     power = (
         f"; its sharpest test sees an ε {sharpest:.2g} above the declared one"
         if math.isfinite(sharpest)
@@ -151,5 +162,6 @@ def check(entry: Entry, settings: Settings) -> ContractResult:
                 Status.SAMPLED,
                 "a black-box lower bound on ε from real draws at neighbouring inputs",
             ),
+            *(cell(*key, Status.SAMPLED, how) for key, how in covered.items()),
         ),
     )

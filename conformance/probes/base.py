@@ -129,6 +129,23 @@ class Check:
 
 
 @dataclass(frozen=True)
+class AuditStatistic:
+    """A deterministic function of a mechanism's outputs that the audit compares at neighbouring
+    inputs (post-processing, so it is as private as the outputs): ``draw(value, size, source)``
+    gives *size* of its values at input *value*, ``show`` shows one, ``pairs`` are the
+    neighbouring inputs it is compared at (``None``: the probe's :attr:`~Probe.pairs`),
+    ``sessions`` is how many the audit draws per input at most (``None``: the probe's sample
+    size), and ``covers`` the cells (surface, dimension) a passed audit of it covers, sampled."""
+
+    what: str
+    draw: Callable[[int, int, RandomSource], npt.NDArray[Any]]
+    show: Callable[[int], str]
+    pairs: tuple[tuple[int, int], ...] | None = None
+    sessions: int | None = None
+    covers: tuple[tuple[str, Dimension], ...] = ()
+
+
+@dataclass(frozen=True)
 class DataSpace:
     """What the property search feeds a mechanism: arbitrary data, which of it is valid, and the
     call that takes it."""
@@ -202,6 +219,10 @@ class Probe(ABC):
     def sample_size(self, settings: Settings) -> int:
         """How many outputs the statistical contracts draw per input."""
         return settings.samples
+
+    def audit_statistics(self, settings: Settings) -> tuple[AuditStatistic, ...]:
+        """What the audit compares at :attr:`pairs`: the outputs of :meth:`draw` by default."""
+        return (AuditStatistic("", self.draw, self.show_output),)
 
     def show_input(self, value: int) -> str:
         return str(value)

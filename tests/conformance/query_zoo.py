@@ -147,6 +147,17 @@ class ForgetsComposition(IndependentLaplace):
         self.noise_scale = mpq(self.workload.grid) / mpq(self.params["epsilon"])
 
 
+class UnstructuredForgetsComposition(ForgetsComposition):
+    """Forgets composition and declares no exact structure: only a whole session's audit (its
+    k answers asked one call at a time) sees it, since each answer alone is private."""
+
+    name = "zoo-unstructured-forgets-composition"
+    conformance_cases = ({"n": 20, "epsilon": 1, "max_queries": 8, "sparsity": 2, "grid": 1},)
+
+    def exact_structure(self) -> None:
+        return None
+
+
 class _SharedNoiseSession(IndependentSession):
     def _answer(self, query: SparseQuery) -> int:
         if not hasattr(self, "_noise"):  # one noise for the whole session
@@ -459,6 +470,7 @@ ZOO: dict[type, tuple[str, str]] = {
     ExactUpdates: ("audit", "more than the declared ε"),
     RoundsCallersQueries: ("hygiene", "changed the caller's data"),
     ForgetsComposition: ("exact-privacy", "the same query asked k = 4 times already has"),
+    UnstructuredForgetsComposition: ("audit", "of its k = 8, one call each"),
     SharedNoise: ("exact-privacy", "the first two answers to"),
     HalfBudgetProjection: ("exact-privacy", "moving all T = 16 coordinates by one gives"),
     NarrowNoiseProjection: ("sampling-law", "samples do not follow the declared law"),

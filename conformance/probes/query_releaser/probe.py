@@ -52,6 +52,7 @@ from dpplug.conformance.probes.base import (
     BETAS,
     LARGE,
     NOT_REPRODUCIBLE,
+    AuditStatistic,
     Call,
     Check,
     Claim,
@@ -87,6 +88,10 @@ MANY_LABELS = 256
 #: The size case of the accuracy claims' stress test: n·W = 2^72, past every machine integer.
 STRESS_N = 1 << 40
 STRESS_GRID = 1 << 32
+#: The most answers the audit of whole releases asks per input and batch, and the fewest
+#: releases it draws.
+AUDIT_ANSWERS = 8_192
+MIN_AUDIT_SESSIONS = 200
 
 
 def probe_labels(releaser: QueryReleaser, count: int = PROBE_LABELS) -> list[Any]:
@@ -162,6 +167,51 @@ class QueryReleaserProbe(Probe):
         data, query = self.dataset(value), {probe_labels(self.releaser)[0]: 1}
         answers = [self.releaser.start(data, source).answer(query) for _ in range(size)]
         return np.array([math.floor(a * self.scale) for a in answers], dtype=np.int64)
+
+    def audit_statistics(self, settings: Settings) -> tuple[AuditStatistic, ...]:
+        """The first answer, and for each pair (v, v + 1) a whole release's k answers asked one
+        call at a time, counted above the cut between the two true answers (a session's later
+        answers are where an unaccounted one shows; on a release that spends ε per answer,
+        "all k above" is about e^{kε} times likelier on one side). Each input draws at most
+        :data:`AUDIT_ANSWERS` answers (no fewer than :data:`MIN_AUDIT_SESSIONS` releases)."""
+        k = self.releaser.workload.max_queries
+        sessions = max(MIN_AUDIT_SESSIONS, AUDIT_ANSWERS // k)
+        whole = tuple(
+            AuditStatistic(
+                f"#answers ≥ {cut}/(n·W) of its k = {k}, one call each,",
+                partial(self._answers_above, cut),
+                str,
+                ((a, b),),
+                sessions,
+                (("answer", Dimension.STATE),),
+            )
+            for a, b in self.pairs
+            for cut in (a * self.releaser.workload.grid + -(-self.releaser.workload.grid // 2),)
+        )
+        return (AuditStatistic("", self.draw, self.show_output), *whole)
+
+    def _answers_above(
+        self, cut: int, value: int, size: int, source: RandomSource
+    ) -> npt.NDArray[Any]:
+        """For *size* releases on :meth:`dataset` (*value*), how many of k answers, asked one
+        call at a time, alternating {x₀: 1} and {x₀: 1, x₁: 1} where the workload takes two
+        labels (both answer v/n), are at least *cut* in grid units; a refusal (nothing more
+        answered) ends a release's count."""
+        labels = probe_labels(self.releaser, 2)
+        queries = [{labels[0]: 1}, {labels[0]: 1, labels[1]: 1}]
+        if self.releaser.workload.sparsity < 2 or len(set(labels)) < 2:
+            queries = queries[:1]
+        k, data, threshold = self.releaser.workload.max_queries, self.dataset(value), cut
+        counts = np.zeros(size, dtype=np.int64)
+        for i in range(size):
+            release = self.releaser.start(data, source)
+            for j in range(k):
+                try:
+                    answer = release.answer(queries[j % len(queries)])
+                except NotSupported:
+                    break
+                counts[i] += answer * self.scale >= threshold
+        return counts
 
     def law(self, value: int) -> Pmf:
         raise NotSupported(
