@@ -1,10 +1,15 @@
 """The conformance suite catches known-broken mechanisms, each at the contract that names its
 flaw, in the default run's settings; the built-in plugins pass every contract they can be
-checked by, in a fast run made as ``dpplug conform --fast`` makes it (a process per plugin)."""
+checked by, in a fast run made as ``dpplug conform --fast --seed S`` makes it (a process per
+plugin), at a seed S from 1 to 20 that rotates with the commit (the main job runs seed 0), so
+that CI sweeps the seeds a false alarm could hide behind."""
 
 from __future__ import annotations
 
+import hashlib
 import os
+import subprocess
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -71,15 +76,40 @@ def _expected_skip(name: str, result: ContractResult) -> bool:
 BUILTINS = Registry.load(entry_points=False)
 #: Seconds a built-in's fast run may take before the test fails it (the run's own limit).
 BUILTIN_TIMEOUT = 900
+#: The seeds the fast run rotates through, one per commit.
+SWEEP_SEEDS = range(1, 21)
+
+
+def sweep_seed() -> int:
+    """The fast run's seed: ``DPPLUG_SWEEP_SEED`` if set, else one of :data:`SWEEP_SEEDS` chosen
+    by the checked-out commit (the first where there is no git checkout)."""
+    given = os.environ.get("DPPLUG_SWEEP_SEED")
+    if given is not None:
+        return int(given)
+    try:
+        commit = subprocess.run(
+            ["git", "rev-parse", "HEAD"],
+            cwd=Path(__file__).parent,
+            capture_output=True,
+            text=True,
+            check=True,
+            timeout=30,
+        ).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return SWEEP_SEEDS[0]
+    digest = int.from_bytes(hashlib.sha256(commit.encode()).digest()[:8], "big")
+    return SWEEP_SEEDS[digest % len(SWEEP_SEEDS)]
 
 
 @pytest.fixture(scope="module")
 def fast_run() -> dict[str, PluginResult]:
-    """Every built-in's fast run, each in its own process, as many at once as there are cores
-    (what ``dpplug conform --fast`` does)."""
+    """Every built-in's fast run at :func:`sweep_seed`, each in its own process, as many at once
+    as there are cores (what ``dpplug conform --fast --seed S`` does)."""
+    seed = sweep_seed()
+    print(f"fast run of the built-ins at seed {seed} (DPPLUG_SWEEP_SEED={seed} repeats it)")
     results = run_isolated(
         [Target.of(entry) for entry in BUILTINS],
-        Settings(mode="fast"),
+        Settings(mode="fast", seed=seed),
         jobs=os.cpu_count() or 1,
         timeout=BUILTIN_TIMEOUT,
         on_result=lambda result: None,
