@@ -80,6 +80,7 @@ from opendp.core import new_queryable
 from opendp.mod import OpenDPException, _PartialConstructor
 
 from dpplug.adapters.budget import Placed, check_granted, place
+from dpplug.comparison import best_named
 from dpplug.errors import BadData, BadParameter, NotSupported
 from dpplug.exact import as_rational
 from dpplug.guarantee import Relation
@@ -451,6 +452,10 @@ def make_measurement(
     The plugin is created from *registry* (the default registry, ``dpplug.registry()``, when it
     is ``None``). OpenDP's ``contrib`` and ``honest-but-curious`` features must be enabled.
 
+    *name* ``best:KIND`` (``best:partition-selector``) is the mechanism of that kind that
+    :func:`dpplug.compare.best <dpplug.comparison.Compare.best>` ranks first for *params*, chosen
+    now from public parameters only; ``measurement.dpplug_description`` names it and says why.
+
     The plugin's guarantee is checked against the ε and δ it was given (its ``epsilon`` and
     ``delta`` parameters, where it has them) exactly, and a plugin that declares more is refused
     (:class:`~dpplug.errors.PluginFault`) before the measurement exists. ε outside the range the
@@ -461,6 +466,9 @@ def make_measurement(
     """
     _require_features()
     plugins = _registry(registry)
+    choice = best_named(name, params, plugins)
+    if choice is not None:
+        name, params = choice.name, choice.params
     entry = plugins.get(name)
     built = dict(params)
     placed = Placed.WITHIN
@@ -491,7 +499,14 @@ def make_measurement(
         "params": {k: param_text(v) for k, v in written.items() if v is not None},
         "input": {"form": form.form, "T": form.T, "size": form.size},
     }
+    measurement.dpplug_description = f"dpplug plugin {name}({_call_text(written)})" + (
+        f", the best {mechanism.kind.name} here ({choice.why})" if choice else ""
+    )
     return measurement
+
+
+def _call_text(params: Mapping[str, object]) -> str:
+    return ", ".join(f"{k}={param_text(v)}" for k, v in params.items() if v is not None)
 
 
 def _registry(given: Registry | None) -> Registry:

@@ -76,6 +76,7 @@ from pipeline_dp import budget_accounting, combiners, dp_computations, report_ge
 from pipeline_dp.aggregate_params import MechanismType, Metrics
 
 from dpplug.adapters.budget import Placed, check_granted, place
+from dpplug.comparison import BEST, best_named
 from dpplug.errors import BadData, BadParameter, NotSupported
 from dpplug.kind import CentralPlan, Kind, PipelineRole, check_role
 from dpplug.kinds import CountingQuerySampler, PartitionSelector
@@ -147,14 +148,16 @@ def _spec(
     plugins: Registry | None,
     what: str,
 ) -> PluginSpec:
-    entry = _registry(plugins).get(name)
-    check_role(entry.kind, role, what)
     fixed = sorted(set(params) & set(reserved))
     if fixed:
         raise BadParameter(
             f"{', '.join(fixed)} come(s) from PipelineDP's budget accountant and "
             f"parameters; leave them out of the {name} spec"
         )
+    # A best: name is checked with the mechanism it would choose at the trial budget.
+    choice = best_named(name, {**params, **trial}, plugins)
+    entry = _registry(plugins).get(choice.name if choice else name)
+    check_role(entry.kind, role, what)
     spec = PluginSpec(name, entry.kind, tuple(sorted(params.items())), plugins)
     declared = {p.name for p in entry.cls.schema}
     # Validates the parameters now, before any pipeline runs.
@@ -169,11 +172,14 @@ def partition_selection(
 
     ε, δ, ``max_partitions_contributed`` and ``pre_threshold`` come from PipelineDP; *params* are
     the selector's others (e.g. ``replace_one``). The plugin comes from *registry* (the default
-    registry when ``None``), on every worker too.
+    registry when ``None``), on every worker too. *name* ``"best"`` is the selector
+    :func:`dpplug.compare.best <dpplug.comparison.Compare.best>` ranks first for the budget and
+    ``max_partitions_contributed`` PipelineDP grants (public parameters only), chosen when the
+    budget is computed and named in the explain report (:func:`chosen`).
     """
     trial = {"epsilon": 1, "delta": Fraction(1, 10**6)}
     return _spec(
-        name,
+        BEST + "partition-selector" if name == "best" else name,
         PipelineRole.PARTITION_SELECTION,
         _SELECTOR_BUDGET,
         trial,
@@ -258,14 +264,16 @@ def _exact(value: float) -> Fraction:
 def _selector(
     spec: PluginSpec, budget: Any, max_partitions: int, pre_threshold: int | None
 ) -> PartitionSelector:
-    selector = granted(
-        spec,
-        _exact(budget.eps),
-        _exact(budget.delta),
-        max_partitions_contributed=max_partitions,
-        pre_threshold=pre_threshold or 1,
-    )
-    return cast(PartitionSelector, selector)
+    epsilon, delta, fixed = _selection_grant(budget, max_partitions, pre_threshold)
+    return cast(PartitionSelector, granted(spec, epsilon, delta, **fixed))
+
+
+def _selection_grant(
+    budget: Any, max_partitions: int, pre_threshold: int | None
+) -> tuple[Fraction, Fraction, dict[str, int]]:
+    """The budget and fixed parameters a selector is granted: (ε, δ, PipelineDP's bounds)."""
+    fixed = {"max_partitions_contributed": max_partitions, "pre_threshold": pre_threshold or 1}
+    return _exact(budget.eps), _exact(budget.delta), fixed
 
 
 @functools.cache
@@ -276,7 +284,10 @@ def granted(spec: PluginSpec, epsilon: Fraction, delta: Fraction, **fixed: Any) 
     ε, and δ for plugins with a ``delta`` parameter, are placed in the plugin's range
     (:func:`dpplug.adapters.budget.place`): above it, the top of the range; below it,
     :class:`~dpplug.errors.BadParameter`. The built mechanism's guarantee must be within the
-    grant, exactly, or it is refused (:func:`dpplug.adapters.budget.check_granted`)."""
+    grant, exactly, or it is refused (:func:`dpplug.adapters.budget.check_granted`). A
+    ``best:`` spec is first resolved to the mechanism it chooses for this grant (:func:`chosen`).
+    """
+    spec = chosen(spec, epsilon, delta, **fixed)[0]
     cls = spec.entry().cls
     given: dict[str, Any] = {}
     for parameter, value in (("epsilon", epsilon), ("delta", delta)):
@@ -294,6 +305,21 @@ def granted(spec: PluginSpec, epsilon: Fraction, delta: Fraction, **fixed: Any) 
     mechanism = spec.build(**given, **fixed)
     check_granted(mechanism, epsilon, delta, "PipelineDP's budget accountant")
     return mechanism
+
+
+@functools.cache
+def chosen(
+    spec: PluginSpec, epsilon: Fraction, delta: Fraction, **fixed: Any
+) -> tuple[PluginSpec, str | None]:
+    """*spec*, or for a ``best:KIND`` spec the spec of the mechanism that
+    :meth:`dpplug.compare.best <dpplug.comparison.Compare.best>` ranks first at this grant and
+    the sentence saying why; a function of public parameters, the same in every process."""
+    given = {"epsilon": epsilon, "delta": delta, **fixed}
+    choice = best_named(spec.name, {**dict(spec.params), **given}, spec.registry)
+    if choice is None:
+        return spec, None
+    own = {k: v for k, v in choice.params.items() if k not in given}
+    return PluginSpec(choice.name, spec.kind, tuple(sorted(own.items())), spec.registry), choice.why
 
 
 class GrantedBudget(budget_accounting.MechanismSpec):
@@ -714,8 +740,11 @@ def _selection_report(
     spec: PluginSpec, budget: Any, max_partitions: int, pre_threshold: int | None
 ) -> str:
     selector = _selector(spec, budget, max_partitions, pre_threshold)
+    epsilon, delta, fixed = _selection_grant(budget, max_partitions, pre_threshold)
+    why = chosen(spec, epsilon, delta, **fixed)[1]
+    described = spec.describe() if why is None else f"{spec.name}, chosen as {why}"
     return (
-        f"Private partition selection with {spec.describe()}: "
+        f"Private partition selection with {described}: "
         f"{selector.guarantee.describe()} [budget ε={budget.eps}, δ={budget.delta}, "
         f"pre_threshold={pre_threshold}]"
     )

@@ -205,6 +205,12 @@ class Choice:
     why: str
     comparison: Comparison
 
+    @property
+    def params(self) -> dict[str, object]:
+        """The parameters the chosen mechanism was built and ranked with."""
+        top = self.comparison.best
+        return dict(top.params) if top else {}
+
 
 @dataclass(frozen=True)
 class Comparison:
@@ -656,3 +662,16 @@ def _refine(
 
 #: ``dpplug.compare``: rank a task's mechanisms; ``.best`` and ``.sweep`` (module docstring).
 compare = Compare()
+
+#: A name the adapters read as "the top-ranked mechanism of this kind": ``best:partition-selector``.
+BEST = "best:"
+
+
+def best_named(
+    name: str, params: Mapping[str, object], registry: Registry | None = None
+) -> Choice | None:
+    """For a name ``best:KIND``, the top-ranked mechanism of KIND for *params* (public parameters
+    only, so choosing is post-processing of nothing private); ``None`` for any other name."""
+    if not name.startswith(BEST):
+        return None
+    return compare.best(name[len(BEST) :], registry=registry, **params)

@@ -1131,3 +1131,22 @@ def test_a_third_party_plugin_is_a_measurement_with_no_extra_code(third_party: M
     geosample = make_measurement("geosample", *i64(), n=1, epsilon=GEO_EPS)  # e^ε = 3/2
     composed = dp.c.make_composition([m, geosample])
     assert composed.map(1) == pytest.approx(math.log(3) + math.log(1.5), rel=1e-12)
+
+
+@pytest.mark.parametrize("l0", [1, 10])
+def test_best_names_the_top_ranked_mechanism_and_measures_as_it(l0: int) -> None:
+    """``then_measurement("best:partition-selector", …)`` is the selector
+    ``dpplug.compare.best`` ranks first for those public parameters (Laplace thresholding at
+    ℓ₀ = 1, Gaussian thresholding at ℓ₀ = 10), says so, has its privacy map and serialises as
+    it."""
+    params = {"epsilon": 10, "delta": Fraction(1, 1000), "max_partitions_contributed": l0}
+    choice = dpplug.compare.best("partition-selector", **params)
+    assert choice.name == ("laplace-thresholding" if l0 == 1 else "gaussian-thresholding")
+    best = then_measurement("best:partition-selector", **params)(*counts_space())
+    direct = make_measurement(choice.name, **choice.params)
+    assert best.dpplug_description.startswith(f"dpplug plugin {choice.name}(")
+    assert f"the best partition-selector here ({choice.why})" in best.dpplug_description
+    assert serialize(best) == serialize(direct)
+    for d_in in ((1, 1, 1), (l0, l0, 1)):
+        assert best.map(d_in) == direct.map(d_in)
+    assert best({"big": 10**6}) == ["big"]

@@ -923,3 +923,42 @@ def test_spark_launch_failures_are_retried_a_bounded_number_of_times(
     with pytest.raises(dpplug.NotSupported, match=r"after 3 attempts.*Java gateway"):
         local_context("flaky", attempts=3)
     assert len(tries) == 3
+
+
+@pytest.mark.parametrize("l0", [1, 10])
+def test_best_selector_is_chosen_for_the_granted_budget(l0: int) -> None:
+    """``partition_selection("best")`` keeps partitions with the selector that
+    ``dpplug.compare.best`` ranks first at the budget and ℓ₀ PipelineDP grants, and the explain
+    report names it (at this grant, Laplace thresholding for ℓ₀ = 1 and Gaussian thresholding
+    for ℓ₀ = 10, so a choice that ignored the grant names the wrong one in one of the cases)."""
+    accountant = _accountant("naive")
+    engine = DPEngine(accountant, pipeline_dp.LocalBackend())
+    selected = engine.select_partitions(
+        ROWS,
+        pipeline_dp.SelectPartitionsParams(
+            max_partitions_contributed=l0,
+            partition_selection_strategy=partition_selection("best"),
+            pre_threshold=PRE_THRESHOLD,
+        ),
+        EXTRACTORS,
+    )
+    accountant.compute_budgets()
+    (spec,) = [m.mechanism_spec for m in accountant._mechanisms]
+    expected = dpplug.compare.best(
+        "partition-selector",
+        epsilon=Fraction(spec.eps),
+        delta=Fraction(spec.delta),
+        l0=l0,
+        pre_threshold=PRE_THRESHOLD,
+    ).name
+    assert expected == ("laplace-thresholding" if l0 == 1 else "gaussian-thresholding")
+    assert set(BIG) <= set(selected) <= ELIGIBLE
+    assert (
+        f"best:partition-selector, chosen as {expected}: "
+        in (engine.explain_computations_report()[0])
+    )
+
+
+def test_best_selector_is_refused_when_made_if_nothing_takes_its_parameters() -> None:
+    with pytest.raises(dpplug.NotSupported, match="no registered partition-selector"):
+        partition_selection("best", replace_one="sometimes")
