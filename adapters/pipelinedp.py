@@ -65,6 +65,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import math
+import numbers
 from collections.abc import Callable
 from dataclasses import dataclass
 from fractions import Fraction
@@ -386,6 +387,12 @@ class PluginNoise(dp_computations.AdditiveMechanism):
     """A registered pure sampler as PipelineDP's additive noise for counts of ℓ₁ sensitivity."""
 
     def __init__(self, spec: PluginSpec, epsilon: float, l1_sensitivity: float) -> None:
+        if not (isinstance(l1_sensitivity, numbers.Real) and 0 < l1_sensitivity < math.inf):
+            raise BadParameter(
+                f"l1_sensitivity must be a positive finite number, got {l1_sensitivity!r}; "
+                "bound the contributions (max_partitions_contributed, "
+                "max_contributions_per_partition) to at least 1"
+            )
         self._spec, self._l1 = spec, l1_sensitivity
         # Pure group privacy: ℓ₁ steps of (ε/ℓ₁, 0) each; the grant per count is (ε/ℓ₁, 0).
         per_count = _exact(epsilon) / Fraction(l1_sensitivity)

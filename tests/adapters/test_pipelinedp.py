@@ -923,3 +923,9 @@ def test_spark_launch_failures_are_retried_a_bounded_number_of_times(
     with pytest.raises(dpplug.NotSupported, match=r"after 3 attempts.*Java gateway"):
         local_context("flaky", attempts=3)
     assert len(tries) == 3
+
+
+@pytest.mark.parametrize("sensitivity", [0, -1.0, float("nan"), float("inf")])
+def test_plugin_noise_refuses_a_sensitivity_it_cannot_divide_by(sensitivity: float) -> None:
+    with pytest.raises(dpplug.BadParameter, match="l1_sensitivity must be a positive finite"):
+        PluginNoise(sampler("discrete-laplace"), 1.0, sensitivity)

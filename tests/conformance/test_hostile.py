@@ -203,3 +203,53 @@ def _alive(pid: int) -> bool:
     except FileNotFoundError:
         return False
     return "State:\tZ" not in status
+
+
+FAKES_MODULE = """
+    import dpplug
+    from dpplug_randomized_response.plugin import RandomizedResponse
+
+    class FakesModule(RandomizedResponse):
+        name = "module-faking-response"
+
+    FakesModule.__module__ = "json"  # claims to live in the standard library
+
+    @dpplug.hookimpl
+    def register_samplers(register):
+        register(FakesModule)
+"""
+
+
+def test_a_plugin_faking_its_module_reads_stale_once_edited(tmp_path: Path) -> None:
+    site = build_site(tmp_path, {"fakes": FAKES_MODULE})
+    checked = conform(site, "module-faking-response")
+    assert checked.returncode in (0, 1), checked.stderr
+
+    def level() -> str:
+        listed = dpplug(site, "list", "--json")
+        (row,) = [r for r in json.loads(listed.stdout) if r["name"] == "module-faking-response"]
+        assert row["module"] == "json"
+        return str(row["level"])
+
+    assert level() == levels(site)["module-faking-response"]
+    with open(site / "dpplug_test_fakes_plugin.py", "a") as plugin:
+        plugin.write("# edited, same version\n")
+    assert level() == "stale"
+
+
+def test_two_distributions_claiming_one_name_are_both_quarantined(tmp_path: Path) -> None:
+    twin = """
+        import dpplug
+        from dpplug_randomized_response.plugin import RandomizedResponse
+
+        @dpplug.hookimpl
+        def register_samplers(register):
+            register(RandomizedResponse)
+    """
+    site = build_site(tmp_path, {"first": twin, "second": twin})
+    listed = dpplug(site, "list", "--json")
+    rows = {row["name"]: row for row in json.loads(listed.stdout)}
+    assert "randomized-response" not in rows
+    for plugin in ("first", "second"):
+        assert rows[plugin]["claimed"] == ["randomized-response"]
+        assert "dpplug_test_first 1.0 (first) and dpplug_test_second" in rows[plugin]["error"]
