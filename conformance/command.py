@@ -86,7 +86,14 @@ def add_command(commands: Any) -> None:
 
 
 def run(args: argparse.Namespace, out: Console) -> int:
-    """Run the contracts on the named plugins (all by default); 1 if any plugin failed."""
+    """Run the contracts on the named plugins (all by default); 1 if any plugin failed. Bad
+    arguments are refused before the suite is even imported."""
+    if args.jobs < 1 or args.timeout <= 0:
+        raise BadParameter("--jobs must be at least 1 and --timeout positive")
+    if args.seed < 0:
+        raise BadParameter(f"--seed must be a non-negative integer, got {args.seed}")
+    report = _report_directory(args.report) if args.report else None
+
     from dpplug.catalog import load_catalog
     from dpplug.conformance.isolation import Target, broken_result, run_isolated
     from dpplug.conformance.report import write_report
@@ -94,11 +101,6 @@ def run(args: argparse.Namespace, out: Console) -> int:
     from dpplug.conformance.settings import Settings
     from dpplug.levels import BUILT_IN, record_levels
 
-    if args.jobs < 1 or args.timeout <= 0:
-        raise BadParameter("--jobs must be at least 1 and --timeout positive")
-    if args.seed < 0:
-        raise BadParameter(f"--seed must be a non-negative integer, got {args.seed}")
-    report = _report_directory(args.report) if args.report else None
     settings = Settings(mode=args.mode, seed=args.seed)
     catalog = load_catalog(args.timeout)
     found: list[Entry | Listed] = (

@@ -264,6 +264,7 @@ def test_console_script_has_no_traceback() -> None:
             ("conform", "geosample", "--fast", "--report", "/proc/no/such/dir"),
             "cannot write the report",
         ),
+        (("conform", "geosample", "--seed", "-1"), "--seed must be a non-negative integer"),
     ],
 )
 def test_hostile_arguments_exit_2_with_one_line(
@@ -281,3 +282,20 @@ def test_help_is_plain_text(capsys: pytest.CaptureFixture[str], command: tuple[s
     out = capsys.readouterr().out
     assert exit_.value.code == 0 and out.startswith("usage: dpplug")
     assert not any(markup in out for markup in ("``", ":class:", ":mod:", ":data:", ":func:"))
+
+
+def test_a_param_given_as_two_words_gets_the_one_word_form(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        main(["sample", "geosample", "--count", "1", "--param", "n=5", "--param", "epsilon", "1"])
+    err = capsys.readouterr().err
+    assert exit_info.value.code == 2 and err.count("\n") == 1
+    assert "--param takes KEY=VALUE as one word: --param epsilon=1" in err
+
+
+def test_version_names_the_installed_distribution(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        main(["--version"])
+    out = capsys.readouterr().out
+    assert exit_info.value.code == 0 and out.startswith("dpplug ") and out.split()[1][0].isdigit()
