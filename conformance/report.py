@@ -61,10 +61,12 @@ _CELLS = {
     "infeasible": ("I", "infeasible"),
     "not reached": ("✗", "unreached"),
 }
-#: Kinds whose probes code each whole release as one integer (not a readable value).
+#: Kinds whose outputs are numbers (the others' probes code each whole release as an integer).
 _READABLE_OUTPUTS = ("sampler", "partition-selector")
-#: The most outputs a law plot shows one by one (the rest are one "other" bar).
+#: The most outputs a law plot shows one by one (the rest are one "other" bar): numbers, and
+#: whole releases (named in the caption).
 _SHOWN_OUTPUTS = 24
+_NAMED_OUTPUTS = 10
 _STYLE = """body{font-family:system-ui,sans-serif;margin:1.2em auto;max-width:78em;padding:0 1em}
 table{border-collapse:collapse;margin:.4em 0}td,th{border:1px solid #d0d7de;padding:2px 7px}
 th{background:#f6f8fa;text-align:left}td.mark{text-align:center;font-weight:bold}
@@ -160,51 +162,48 @@ def _legend(axes: Any) -> None:
 
 
 def _law_plot(result: PluginResult, data: dict[str, Any], path: Path) -> tuple[str, str]:
+    """Declared law against empirical frequencies. A sampler's or selector's outputs are
+    numbers, shown on the axis (the most likely :data:`_SHOWN_OUTPUTS` if there are more); other
+    kinds' outputs are whole releases coded as integers by the probe, so the most likely
+    :data:`_NAMED_OUTPUTS` are numbered by probability and named in the caption."""
     outputs = [int(v) for v in data["outputs"]]
     declared = [float(v) for v in data["declared"]]
     empirical = [float(v) for v in data["empirical"]]
+    shown = [str(v) for v in (outputs if data.get("shown") is None else data["shown"])]
+    if not len(outputs) == len(declared) == len(empirical) == len(shown):
+        raise ValueError("outputs, frequencies and names differ in length")
     readable = result.kind in _READABLE_OUTPUTS
-    if readable and len(outputs) <= _SHOWN_OUTPUTS:
-        positions, labels = outputs, None
-        rest: tuple[float, float] | None = None
-    else:
-        order = sorted(range(len(outputs)), key=lambda i: (-declared[i], -empirical[i]))
-        kept = sorted(order[:_SHOWN_OUTPUTS], key=lambda i: outputs[i])
-        dropped = order[_SHOWN_OUTPUTS:]
-        rest = (sum(declared[i] for i in dropped), sum(empirical[i] for i in dropped))
-        outputs = [outputs[i] for i in kept]
-        declared, empirical = [declared[i] for i in kept], [empirical[i] for i in kept]
-        positions = list(range(len(outputs)))
-        labels = [str(v) for v in outputs] if readable else [str(i + 1) for i in positions]
-        if dropped:
-            positions.append(len(positions))
-            labels.append("other")
-            declared.append(rest[0])
-            empirical.append(rest[1])
+    limit = _SHOWN_OUTPUTS if readable else _NAMED_OUTPUTS
+    order = sorted(range(len(outputs)), key=lambda i: (-declared[i], -empirical[i], outputs[i]))
+    kept = sorted(order[:limit], key=lambda i: outputs[i]) if readable else order[:limit]
+    dropped = order[limit:]
+    labels = [shown[i] if readable else str(rank) for rank, i in enumerate(kept, 1)]
+    heights = [declared[i] for i in kept]
+    dots = [empirical[i] for i in kept]
+    if dropped:
+        labels.append("other")
+        heights.append(sum(declared[i] for i in dropped))
+        dots.append(sum(empirical[i] for i in dropped))
+    positions = list(range(len(labels)))
     figure, axes = _figure()
-    axes.bar(positions, declared, 0.8, color="#9ecae1", edgecolor="#3182bd", label="declared law")
-    axes.plot(positions, empirical, "k.", markersize=5, label="empirical frequency")
-    if labels is None:
-        axes.xaxis.set_major_locator(MaxNLocator(nbins=8, integer=True))
+    axes.bar(positions, heights, 0.8, color="#9ecae1", edgecolor="#3182bd", label="declared law")
+    axes.plot(positions, dots, "k.", markersize=5, label="empirical frequency")
+    step = max(1, -(-len(labels) // 12))  # at most 12 tick labels
+    ticks = [p for p in positions if p % step == 0 or labels[p] == "other"]
+    axes.set_xticks(ticks, [labels[p] for p in ticks], fontsize=7)
+    if readable:
         axes.set_xlabel("output", fontsize=8)
     else:
-        step = max(1, len(labels) // 12)
-        axes.set_xticks(positions[::step], labels[::step], fontsize=7)
-        axes.set_xlabel(
-            "output" if readable else "release (in the probe's coding; see caption)", fontsize=8
-        )
+        axes.set_xlabel("release, numbered by declared probability (named below)", fontsize=8)
     axes.set_ylabel("probability", fontsize=8)
     _title(axes, f"{result.name}: {data['case']}")
     _legend(axes)
-    caption = "Declared law (bars) and the frequencies of real draws (dots)."
-    if not readable:
-        caption += (
-            " Each bar is one whole release of this case, numbered in order of the probe's "
-            "integer coding"
-        )
-        caption += f", the {_SHOWN_OUTPUTS} most likely shown." if rest else "."
-    elif rest is not None:
-        caption += f" The {_SHOWN_OUTPUTS} most likely outputs; 'other' is the rest."
+    caption = "Declared law (bars) and the frequencies of real draws (dots)"
+    if readable:
+        caption += f", the {limit} most likely outputs, 'other' the rest." if dropped else "."
+    else:
+        names = "; ".join(f"{rank} = {shown[i]}" for rank, i in enumerate(kept, 1))
+        caption += f": {names}" + ("; other = every other release." if dropped else ".")
     return _save(figure, path), caption
 
 
@@ -271,23 +270,23 @@ def _audit_plot(result: PluginResult, data: dict[str, Any], path: Path) -> tuple
     pairs = zip(lower, declared, strict=True)
     colours = ["#cf222e" if low > dec else "#636363" for low, dec in pairs]
     axes.barh([r - 0.2 for r in rows], lower, 0.4, color=colours, label="audited lower bound")
-    axes.plot(lower, [r - 0.2 for r in rows], "|", color="#24292f", markersize=9)
+    axes.plot(lower, [r - 0.2 for r in rows], "|", color="#24292f", markersize=9, mew=2)
     span = max([*declared, *lower, 1e-9])
     for r, value in zip(rows, lower, strict=True):
         axes.annotate(
-            f"{value:.2f}",
+            f"{value:.2f}" if value > 0 else "0: nothing proved",
             (value, r - 0.2),
             xytext=(3, 0),
             textcoords="offset points",
             va="center",
             fontsize=7,
         )
-    axes.set_xlim(0, span * 1.18)
+    axes.set_xlim(0, span * 1.75)  # room on the right for the legend
     shown = ["\n".join(textwrap.wrap(name, 28)[:2]) for name in names]
     axes.set_yticks(list(rows), shown, fontsize=7)
     axes.set_xlabel("ε", fontsize=8)
     _title(axes, f"{result.name}: privacy audit")
-    _legend(axes)
+    axes.legend(fontsize=7, loc="center right", framealpha=0.85)
     caption = (
         "Per case, the declared ε and the largest ε the audit proves from real draws (a tick "
         "at 0 where nothing was proved); red where it exceeds the declared ε."

@@ -105,14 +105,28 @@ def test_the_coverage_matrix_shows_each_cell_and_spells_out_the_gaps(tmp_path: P
     assert "coverage: 2/3 required cells" in page
 
 
-def test_coded_outputs_are_plotted_by_rank_with_the_rest_as_other(tmp_path: Path) -> None:
+def test_coded_releases_are_numbered_by_probability_and_named_with_the_rest_as_other(
+    tmp_path: Path,
+) -> None:
     outputs = list(range(1000, 1100))
-    declared = [1 / 100] * 100
-    law = {"case": "coded", "outputs": outputs, "empirical": declared, "declared": declared}
+    declared = [(100 - i) / 5050 for i in range(100)]  # output 1000 the likeliest
+    shown = [f"(x: {i // 10}, y: {i % 10})" for i in range(100)]
+    law = {
+        "case": "coded",
+        "outputs": outputs,
+        "empirical": declared,
+        "declared": declared,
+        "shown": shown,
+    }
     histogram = _passing("coded-releaser", law=law, kind="histogram-releaser")
     page = write_report([histogram], Settings(), tmp_path).read_text("utf-8")
-    assert "integer coding, the 24 most likely shown" in page
+    assert "1 = (x: 0, y: 0); 2 = (x: 0, y: 1);" in page
+    assert "10 = (x: 0, y: 9); other = every other release." in page
+    assert "11 = " not in page
     assert (tmp_path / "coded-releaser-law.png").stat().st_size > 0
+    sampler = _passing("many-outputs", law={**law, "shown": None}, kind="sampler")
+    page = write_report([sampler], Settings(), tmp_path).read_text("utf-8")
+    assert "the 24 most likely outputs, &#x27;other&#x27; the rest." in page
 
 
 def test_a_failed_audit_is_plotted_and_malformed_plot_data_is_left_out(tmp_path: Path) -> None:
