@@ -190,8 +190,11 @@ def _cmd_describe(args: argparse.Namespace, out: Console) -> None:
         out.print(f"  accuracy at β = 1/20: a = {acc['per_query']['a']} ({acc['formula']})")
 
 
-#: The most noisy counts one ``dpplug sample`` prints.
-MAX_SAMPLE_SIZE = 10**7
+#: The most noisy counts one ``dpplug sample`` prints (each built-in draws 10⁶ in seconds).
+MAX_SAMPLE_SIZE = 10**6
+#: The most random bits one ``dpplug sample`` may draw for its randomness u ∈ [1, d]: a sampler
+#: with a finite d (geosample) draws ⌈log₂ d⌉ bits per count, up to 10⁸ at its largest n.
+MAX_SAMPLE_BITS = 1 << 32
 
 
 def _cmd_sample(args: argparse.Namespace, out: Console) -> None:
@@ -205,6 +208,14 @@ def _cmd_sample(args: argparse.Namespace, out: Console) -> None:
         raise BadParameter(
             f"{args.name} is a {mechanism.kind.name}, not a sampler; "
             "`dpplug list` shows the samplers"
+        )
+    per_count = (mechanism.d or 1).bit_length()
+    if args.size * per_count > MAX_SAMPLE_BITS:
+        raise BadParameter(
+            f"{args.name} draws u in [1, d] with d of {per_count} bits per count, so --size "
+            f"{args.size} needs {args.size * per_count} random bits, more than the "
+            f"{MAX_SAMPLE_BITS} one command may draw: ask for at most "
+            f"{MAX_SAMPLE_BITS // per_count} counts, or use a smaller n"
         )
     source = SystemSource() if args.seed is None else SeededSource(args.seed)
     count = integer_scalar(args.count, *mechanism.count_bounds, f"--count for {args.name}")

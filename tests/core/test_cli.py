@@ -230,7 +230,7 @@ def test_console_script_has_no_traceback() -> None:
                 "--param",
                 "epsilon=1",
             ),
-            "--size must be in [1, 10000000]",
+            "--size must be in [1, 1000000]",
         ),
         (
             (
@@ -265,6 +265,21 @@ def test_console_script_has_no_traceback() -> None:
             "cannot write the report",
         ),
         (("conform", "geosample", "--seed", "-1"), "--seed must be a non-negative integer"),
+        (
+            (
+                "sample",
+                "geosample",
+                "--count",
+                "3",
+                "--size",
+                "1000",
+                "--param",
+                "n=1000000",
+                "--param",
+                "epsilon=64",
+            ),
+            "more than the 4294967296 one command may draw: ask for at most 46 counts",
+        ),
     ],
 )
 def test_hostile_arguments_exit_2_with_one_line(
