@@ -193,7 +193,8 @@ def _cmd_describe(args: argparse.Namespace, out: Console) -> None:
 #: The most noisy counts one ``dpplug sample`` prints (each built-in draws 10⁶ in seconds).
 MAX_SAMPLE_SIZE = 10**6
 #: The most random bits one ``dpplug sample`` may draw for its randomness u ∈ [1, d]: a sampler
-#: with a finite d (geosample) draws ⌈log₂ d⌉ bits per count, up to 10⁸ at its largest n.
+#: on the reference path M(c, U(d)) (geosample, fastsample) draws ⌈log₂ d⌉ bits per count, up
+#: to 10⁸ at geosample's largest n (samplers with their own path draw a few words per count).
 MAX_SAMPLE_BITS = 1 << 32
 
 
@@ -209,7 +210,8 @@ def _cmd_sample(args: argparse.Namespace, out: Console) -> None:
             f"{args.name} is a {mechanism.kind.name}, not a sampler; "
             "`dpplug list` shows the samplers"
         )
-    per_count = (mechanism.d or 1).bit_length()
+    reference = type(mechanism)._sample is CountingQuerySampler._sample  # draws u ∈ [1, d]
+    per_count = (mechanism.d or 1).bit_length() if reference else 1
     if args.size * per_count > MAX_SAMPLE_BITS:
         raise BadParameter(
             f"{args.name} draws u in [1, d] with d of {per_count} bits per count, so --size "
