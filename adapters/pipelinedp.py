@@ -65,7 +65,6 @@ from __future__ import annotations
 import dataclasses
 import functools
 import math
-import numbers
 from collections.abc import Callable
 from dataclasses import dataclass
 from fractions import Fraction
@@ -387,7 +386,7 @@ class PluginNoise(dp_computations.AdditiveMechanism):
     """A registered pure sampler as PipelineDP's additive noise for counts of ℓ₁ sensitivity."""
 
     def __init__(self, spec: PluginSpec, epsilon: float, l1_sensitivity: float) -> None:
-        if not (isinstance(l1_sensitivity, numbers.Real) and 0 < l1_sensitivity < math.inf):
+        if not 0 < l1_sensitivity < math.inf:  # NaN compares false too
             raise BadParameter(
                 f"l1_sensitivity must be a positive finite number, got {l1_sensitivity!r}; "
                 "bound the contributions (max_partitions_contributed, "

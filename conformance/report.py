@@ -128,9 +128,11 @@ def power_words(power: str) -> tuple[str, bool]:
     return power, False
 
 
-def _power_cell(power: str) -> str:
+def _power_cell(power: str, signed: bool = True) -> str:
+    """*power* with its words on hover, and a warning sign if it sees nothing (unless
+    *signed* is false: the mark above it says so already)."""
     words, weak = power_words(power)
-    sign = "⚠ " if weak else ""
+    sign = "⚠ " if weak and signed else ""
     return f'<small title="{html.escape(words)}">{sign}{html.escape(power)}</small>'
 
 
@@ -350,7 +352,7 @@ def _summary(results: list[PluginResult]) -> str:
             state = "weak" if weak and r.passed else r.outcome.value
             mark = "⚠" if weak and r.passed else _MARKS[r.outcome]
             tip = html.escape(f"{contract}: {r.detail}" + (f" — power: {words}" if words else ""))
-            power = f"<br>{_power_cell(r.power)}" if r.power else ""
+            power = f"<br>{_power_cell(r.power, signed=not r.passed)}" if r.power else ""
             cells.append(f'<td class="mark {state}" title="{tip}">{mark}{power}</td>')
         name = html.escape(result.name)
         rows.append(
