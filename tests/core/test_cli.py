@@ -8,6 +8,7 @@ import subprocess
 
 import pytest
 
+import dpplug
 from dpplug.cli import main
 
 
@@ -314,3 +315,16 @@ def test_version_names_the_installed_distribution(capsys: pytest.CaptureFixture[
         main(["--version"])
     out = capsys.readouterr().out
     assert exit_info.value.code == 0 and out.startswith("dpplug ") and out.split()[1][0].isdigit()
+
+
+def test_describe_shows_every_parameter_name_whole_at_80_columns(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("COLUMNS", "80")
+    status, out, _ = run(capsys, "describe", "optimal-partition-selection")
+    assert status == 0
+    schema = dpplug.Registry.load(entry_points=False).get("optimal-partition-selection").cls.schema
+    names = [p.name for p in schema]
+    assert "max_partitions_contributed" in names
+    for name in names:
+        assert any(line.startswith(f"  {name}: ") for line in out.splitlines()), name
