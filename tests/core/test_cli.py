@@ -45,6 +45,7 @@ def test_list_table_groups_by_kind_and_fits_80_columns(
     assert "ε, δ; add-remove" in row
 
 
+@pytest.mark.filterwarnings("default::dpplug.errors.AccuracyWarning")  # as outside the tests
 def test_listing_shows_no_warning_about_the_suites_own_tiny_cases(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
