@@ -546,6 +546,9 @@ def deserialize(text: str | bytes, registry: Registry | None = None) -> Any:
             raise ValueError("the plugin name or the input form is malformed")
         if not all(isinstance(v, str | int | bool) for v in given.values()):
             raise ValueError("parameters must be text, integers or booleans")
+        reserved = sorted(set(given) & {"registry", "name", "input_domain", "input_metric"})
+        if reserved:
+            raise ValueError(f"{', '.join(reserved)} cannot be a plugin's parameter")
         form = InputForm(str(form_of["form"]), form_of["T"], form_of.get("size"))
         params = params_from_text(given)
         domain, metric = form.domain_and_metric()

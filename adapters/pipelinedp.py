@@ -412,6 +412,12 @@ class PluginNoise(dp_computations.AdditiveMechanism):
     """A registered pure sampler as PipelineDP's additive noise for counts of ℓ₁ sensitivity."""
 
     def __init__(self, spec: PluginSpec, epsilon: float, l1_sensitivity: float) -> None:
+        if not 0 < l1_sensitivity < math.inf:  # NaN compares false too
+            raise BadParameter(
+                f"l1_sensitivity must be a positive finite number, got {l1_sensitivity!r}; "
+                "bound the contributions (max_partitions_contributed, "
+                "max_contributions_per_partition) to at least 1"
+            )
         self._spec, self._l1 = spec, l1_sensitivity
         # Pure group privacy: ℓ₁ steps of (ε/ℓ₁, 0) each; the grant per count is (ε/ℓ₁, 0).
         per_count = _exact(epsilon) / Fraction(l1_sensitivity)

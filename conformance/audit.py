@@ -135,7 +135,10 @@ def check(entry: Entry, settings: Settings) -> ContractResult:
                     Outcome.FAILED,
                     f"{where}: ε ≥ {eps_lb:.3f} with confidence 1 − {settings.false_alarm:g}, "
                     f"more than the declared ε = {probe.guarantee.epsilon:.3f}",
-                    data={"epsilon_lower_bound": eps_lb},
+                    data={  # the cases so far, this one with its bound: the report plots them
+                        "epsilon_lower_bound": eps_lb,
+                        "cases": {**cases, probe.where: {**case, "lower": eps_lb}},
+                    },
                 )
             worst = max(worst, (eps_lb, where))
             case["lower"] = max(case["lower"], eps_lb)

@@ -22,11 +22,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
+from rich.markup import escape
 
 from dpplug.errors import BadParameter
 
 if TYPE_CHECKING:
+    from dpplug.catalog import Listed
     from dpplug.conformance.results import PluginResult
+    from dpplug.plugin_registry import Entry
 
 #: The default time limit of one plugin's contracts, in seconds.
 DEFAULT_TIMEOUT = 900
@@ -83,39 +86,58 @@ def add_command(commands: Any) -> None:
 
 
 def run(args: argparse.Namespace, out: Console) -> int:
-    """Run the contracts on the named plugins (all by default); 1 if any plugin failed."""
+    """Run the contracts on the named plugins (all by default); 1 if any plugin failed. Bad
+    arguments are refused before the suite is even imported."""
+    if args.jobs < 1 or args.timeout <= 0:
+        raise BadParameter("--jobs must be at least 1 and --timeout positive")
+    if args.seed < 0:
+        raise BadParameter(f"--seed must be a non-negative integer, got {args.seed}")
+    report = _report_directory(args.report) if args.report else None
+
+    from dpplug.catalog import load_catalog
     from dpplug.conformance.isolation import Target, broken_result, run_isolated
     from dpplug.conformance.report import write_report
     from dpplug.conformance.results import results_json
     from dpplug.conformance.settings import Settings
-    from dpplug.levels import record_levels
-    from dpplug.plugin_registry import registry
+    from dpplug.levels import BUILT_IN, record_levels
 
-    if args.jobs < 1 or args.timeout <= 0:
-        raise BadParameter("--jobs must be at least 1 and --timeout positive")
-    report = _report_directory(args.report) if args.report else None
     settings = Settings(mode=args.mode, seed=args.seed)
-    reg = registry()
-    entries = [reg.get(name) for name in args.names] if args.names else reg.entries()
-    broken = [broken_result(b) for b in reg.broken]
+    catalog = load_catalog(args.timeout)
+    found: list[Entry | Listed] = (
+        [catalog.find(name) for name in args.names]
+        if args.names
+        else [*catalog.builtins.entries(), *catalog.listed]
+    )
+    targets = {target.name: target for target in (Target.of(item) for item in found)}
+    broken = [broken_result(b) for b in catalog.quarantined]
     start = time.monotonic()
     if not args.json:
-        out.print(f"dpplug conform, {settings.describe()}")
-        out.print(_HEADER)
+        out.print(f"dpplug conform, {settings.describe()}", markup=False, highlight=False)
+        out.print(_HEADER, highlight=False)
         for result in broken:
-            out.print(_row(result))
-    printer = (lambda result: None) if args.json else (lambda result: out.print(_row(result)))
-    results = run_isolated(
-        [Target.of(entry) for entry in entries], settings, args.jobs, args.timeout, printer
-    )
+            out.print(_row(result), highlight=False)
+    with _Activity(out, enabled=not args.json and out.is_terminal) as activity:
+
+        def printer(result: PluginResult) -> None:
+            if not args.json:
+                activity.print(_row(result))
+
+        results = run_isolated(
+            targets.values(), settings, args.jobs, args.timeout, printer, activity.update
+        )
     results.sort(key=lambda result: result.name)
-    record_levels(
-        {(r.name, r.source, r.module): r.level.value for r in results if r.problem is None},
+    record_levels(  # every plugin this run checked, failed ones included; never a broken row
+        {
+            (r.name, r.source, targets[r.name].distribution or BUILT_IN): r.level.value
+            for r in results
+        },
         settings.describe(),
     )
     everything = results + broken
     if report is not None:
-        Console(stderr=True).print(f"report: {write_report(everything, settings, report)}")
+        Console(stderr=True).print(
+            f"report: {write_report(everything, settings, report)}", markup=False
+        )
     if args.json:
         print(json.dumps(results_json(everything, settings), indent=2))
     else:
@@ -123,8 +145,35 @@ def run(args: argparse.Namespace, out: Console) -> int:
     failed = any(r.failed for r in results) or (broken and not args.allow_broken)
     short = _below(results, args.require)
     if short and not args.json:
-        out.print(f"below the required level {args.require}: " + ", ".join(short), highlight=False)
+        out.print(f"below the required level {args.require}: " + ", ".join(short), markup=False)
     return 1 if failed or short else 0
+
+
+class _Activity:
+    """On a terminal, one line under the rows saying which plugins run and which contract each
+    is at, with a spinner; nothing on a pipe or with ``--json``. Rows print above it."""
+
+    def __init__(self, out: Console, enabled: bool) -> None:
+        self.out, self.enabled = out, enabled
+        self.status: Any = None
+
+    def __enter__(self) -> _Activity:
+        if self.enabled:
+            self.status = self.out.status("starting", spinner="dots")
+            self.status.start()
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        if self.status is not None:
+            self.status.stop()
+
+    def print(self, line: str) -> None:
+        self.out.print(line, highlight=False)
+
+    def update(self, running: dict[str, str]) -> None:
+        if self.status is not None:
+            text = ", ".join(f"{name}: {what}" for name, what in sorted(running.items()))
+            self.status.update(escape(textwrap.shorten(text or "finishing", self.out.width - 4)))
 
 
 #: The levels ``--require`` takes, weakest first.
@@ -150,7 +199,7 @@ def _row(result: PluginResult) -> str:
     seconds = f"{result.seconds:5.0f}s"  # 6 characters, as the header's "time"
     required = len(result.required)
     cells = f"{required - len(result.uncovered)}/{required}" if required else "–"
-    return f"{marks}  {result.level.value:<16} {cells:>5} {seconds}  {result.name}"
+    return f"{marks}  {result.level.value:<16} {cells:>5} {seconds}  {escape(result.name)}"
 
 
 def power_legend(results: list[PluginResult]) -> str:
@@ -175,10 +224,10 @@ def _summary(out: Console, results: list[PluginResult], seconds: float) -> None:
         + "   ✓ passed  ✗ failed  – skipped",
         highlight=False,
     )
-    out.print(power_legend(results), highlight=False)
+    out.print(power_legend(results), markup=False, highlight=False)
     for result in results:
         if result.problem is not None:
-            out.print(f"{result.name}: {result.problem}", highlight=False)
+            out.print(f"{result.name}: {result.problem}", markup=False, highlight=False)
         for r in result.results:
             if r.outcome.value != "passed":
                 out.print(
@@ -193,7 +242,7 @@ def _summary(out: Console, results: list[PluginResult], seconds: float) -> None:
     for result in results:
         levels[result.level.value] = levels.get(result.level.value, 0) + 1
     counts = ", ".join(f"{count} {level}" for level, count in sorted(levels.items()))
-    out.print(f"{len(results)} plugins in {seconds:.0f} s: {counts}", highlight=False)
+    out.print(f"{len(results)} plugins in {seconds:.0f} s: {counts}", markup=False, highlight=False)
 
 
 def _report_directory(text: str) -> Path:

@@ -1,17 +1,26 @@
-"""Each plugin checked in its own process, with a time limit, several at once.
+"""Each plugin checked in its own process, with a time limit, several at once; the parent process
+(``dpplug conform``) never runs plugin code, and it alone turns results into levels and records
+them.
 
-``dpplug conform`` checks every registered plugin in a fresh process that loads the built-in
-mechanisms and only that plugin's distribution, so one plugin can neither see nor disturb
-another, a plugin that hangs is stopped at its time limit, and one that crashes its process is
-reported, not fatal. Results come back as each plugin finishes. The processes are forked from a
-fork server started for the run (the ``forkserver`` start method), which has imported the suite
-and run nothing else, no plugin included; so each worker is spared the seconds of CPU that
-importing numpy, scipy, hypothesis and dpplug's core costs a fresh interpreter.
+The parent learns what to check from :func:`dpplug.catalog.load_catalog` (metadata, and a
+confined child per distribution). Each plugin is then checked in a worker: a process forked
+from a fork server started for the run (the ``forkserver`` start method), which has imported the
+suite and run nothing else, so each worker is spared the seconds of CPU that importing numpy,
+scipy, hypothesis and dpplug's core costs a fresh interpreter. A worker is
+:func:`~dpplug.catalog.confined` before anything else: what it prints (the C library's output
+included) comes to the parent through a pipe, is passed on to standard error and its last lines
+kept to explain a crash, so standard output carries only the parent's table or JSON; it cannot
+write to any file, so a plugin cannot write the levels cache; and it dies with the fork server,
+which stops when the parent does, so killing ``dpplug conform`` stops its workers.
 
-Plugins run in the user's process and can patch anything there (``docs/trust.md``). What is cheap
-to detect is detected: before a third-party plugin loads, the worker fingerprints dpplug's own
-functions and classes (their identity and code) and the built-in mechanisms; a plugin whose
-loading changes any of them is reported as tampering and fails.
+A worker loads the built-in mechanisms, freezes the suite (:class:`.freeze.Frozen`), loads only
+the plugin's distribution, and reports tampering if loading it changed anything frozen; it then
+runs the contracts, sending each result as it comes (:mod:`.messages`: JSON, read back with
+every field checked, never unpickled), and compares the frozen suite again at the end. A worker
+that dies while a contract runs (a plugin exiting, or the suite's arithmetic aborting on a
+plugin's garbage output, as GMP does on an integer too large) fails that contract with how the
+process ended and its last output, and a new worker goes on from the next contract; one that
+hangs is stopped at the plugin's time limit, its finished contracts kept.
 
 Every worker (through the fork server) starts with ``PYTHONHASHSEED`` set to the run's seed
 (mod 2³²), so that a run is reproducible even for a plugin whose output depends on string
@@ -23,34 +32,43 @@ run, and one per third-party plugin.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import multiprocessing
 import os
-import sys
 import time
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from multiprocessing import forkserver
 from multiprocessing.connection import Connection, wait
 from typing import Any
 
+from dpplug.catalog import Listed, Relay, confined, death
+from dpplug.conformance.coverage import Key
+from dpplug.conformance.freeze import Frozen, describe
+from dpplug.conformance.messages import (
+    MAX_MESSAGE,
+    contract_message,
+    encode,
+    read,
+    required_message,
+)
 from dpplug.conformance.reproduction import (
     HASH_SEEDS,
     from_distribution,
     other_hash_seed,
     shared_process,
 )
-from dpplug.conformance.results import PluginResult
-from dpplug.conformance.runner import run_plugin
+from dpplug.conformance.results import ContractResult, Outcome, PluginResult
+from dpplug.conformance.runner import CONTRACTS, contract_results, required_of
 from dpplug.conformance.settings import Settings
 from dpplug.plugin_registry import BrokenPlugin, Entry, Registry
 
 #: How long a dead worker may take to be reaped after it was told to stop.
 _GRACE_SECONDS = 5
 #: What the fork server imports once for every worker: the contracts and what they use (numpy,
-#: scipy, hypothesis, dpplug's core), most of a worker's start-up; plugins load in the worker.
-_PRELOAD = ["dpplug.conformance.isolation"]
+#: scipy, hypothesis, dpplug's core) and the built-in mechanisms; plugins load in the worker.
+_PRELOAD = ["dpplug.conformance.isolation", "dpplug.plugins"]
+_CONTRACTS = list(CONTRACTS)
 
 
 @dataclass(frozen=True)
@@ -65,54 +83,215 @@ class Target:
     distribution: str | None
 
     @classmethod
-    def of(cls, entry: Entry) -> Target:
-        distribution = entry.source.distribution
-        return cls(
-            entry.name,
-            entry.kind.name,
-            entry.source.describe(),
-            entry.module,
-            None if distribution == "dpplug" else distribution,
-        )
+    def of(cls, found: Entry | Listed) -> Target:
+        """The target of a built-in entry or of a mechanism a distribution listed."""
+        if isinstance(found, Entry):
+            return cls(found.name, found.kind.name, found.source.describe(), found.module, None)
+        source = found.source
+        return cls(found.name, found.kind, source.describe(), found.module, source.distribution)
 
     def failed(self, problem: str, seconds: float = 0.0) -> PluginResult:
         return PluginResult(self.name, self.kind, self.source, (), self.module, seconds, problem)
 
 
+def broken_name(broken: BrokenPlugin) -> str:
+    """The row name of a quarantined plugin: ``distribution:plugin``, never a mechanism's name
+    (those have no colon), so a consumer keyed by name cannot mistake it for the mechanism it
+    claimed."""
+    return f"{broken.source.distribution}:{broken.source.plugin}"
+
+
 def broken_result(broken: BrokenPlugin) -> PluginResult:
     """A quarantined plugin as a failed result: its names never got to the contracts."""
-    name = ", ".join(broken.names) or broken.source.plugin
-    return PluginResult(name, None, broken.source.describe(), (), problem=f"broken: {broken.error}")
+    claimed = f" (it claimed {', '.join(broken.names)})" if broken.names else ""
+    return PluginResult(
+        broken_name(broken),
+        None,
+        broken.source.describe(),
+        (),
+        problem=f"broken: {broken.error}{claimed}",
+    )
 
 
-def fingerprint() -> dict[str, tuple[int, str]]:
-    """Identity and code digest of every function and class dpplug's loaded modules define, and
-    of every function in those classes: what a plugin that patches dpplug changes."""
-    prints: dict[str, tuple[int, str]] = {}
-    for module_name, module in list(sys.modules.items()):
-        if module is None or not (module_name == "dpplug" or module_name.startswith("dpplug.")):
-            continue
-        for attribute, value in list(vars(module).items()):
-            if getattr(value, "__module__", None) != module_name:
-                continue
-            key = f"{module_name}.{attribute}"
-            prints[key] = (id(value), _code_digest(value))
-            if isinstance(value, type):
-                for method, function in vars(value).items():
-                    prints[f"{key}.{method}"] = (id(function), _code_digest(function))
-    return prints
+def _load(target: Target) -> tuple[Entry | None, Frozen | None, str | None]:
+    """The entry a worker checks, the suite frozen before the plugin loaded (``None`` for a
+    built-in, which is part of what is frozen), and what went wrong, if anything."""
+    builtins = from_distribution(None)
+    if target.distribution is None:
+        return builtins.get(target.name), None, None
+    frozen = Frozen()
+    registry = from_distribution(target.distribution)
+    changed = frozen.changes() + sorted(
+        f"the built-in {entry.name}"
+        for entry in builtins
+        if entry.name not in registry or registry.get(entry.name).cls is not entry.cls
+    )
+    if changed:
+        problem = f"tampering: loading {target.distribution} changed {describe(changed)}"
+        return None, None, problem
+    return _registered(registry, target), frozen, None
 
 
-def _code_digest(value: Any) -> str:
-    code = getattr(getattr(value, "__func__", value), "__code__", None)
-    if code is None:
-        return ""
-    return hashlib.sha256(code.co_code + repr(code.co_consts).encode()).hexdigest()
+def _registered(registry: Registry, target: Target) -> Entry:
+    """*target*'s entry in the registry its worker loaded: it must come from its distribution."""
+    if target.name in registry:
+        entry = registry.get(target.name)
+        if entry.source.distribution == target.distribution:
+            return entry
+    for broken in registry.broken:
+        if broken.source.distribution == target.distribution:
+            raise _Unlisted(f"broken in its worker: {broken.error}")
+    raise _Unlisted(
+        f"{target.distribution} did not register {target.name!r} in its worker (it did when listed)"
+    )
 
 
-def changes(before: dict[str, tuple[int, str]], after: dict[str, tuple[int, str]]) -> list[str]:
-    """What *after* changed of *before* (new names are allowed: lazy imports add modules)."""
-    return sorted(key for key, value in before.items() if after.get(key, value) != value)
+class _Unlisted(Exception):
+    """The worker's registry does not hold the target its distribution listed."""
+
+
+def _worker(
+    target: Target,
+    settings: Settings,
+    first: int,
+    declared: bool,
+    messages: Connection,
+    output: Connection,
+) -> None:
+    """Check *target* from its *first* contract on (*declared*: whether its declaration passed,
+    when *first* is past it), sending :mod:`.messages` on *messages*; what it prints goes to
+    *output*."""
+    _let_the_server_stop()
+    confined(output.fileno())
+    output.close()
+
+    def send(message: dict[str, Any]) -> None:
+        messages.send_bytes(encode(message))
+
+    try:
+        try:
+            entry, frozen, problem = _load(target)
+        except _Unlisted as exc:
+            entry, frozen, problem = None, None, str(exc)
+        if entry is None:
+            send({"problem": problem})
+            return
+        send(required_message(required_of(entry)))
+        for result in contract_results(entry, settings, first, declared):
+            send(contract_message(result))
+        changed = frozen.changes() if frozen is not None else []
+        if changed:
+            send({"problem": f"tampering: while its contracts ran, {describe(changed)} changed"})
+            return
+        send({"done": True})
+    except KeyboardInterrupt:
+        raise
+    except BaseException as exc:  # the plugin broke its worker: report it, do not hang
+        send({"problem": f"crashed: {type(exc).__name__}: {exc}"})
+    finally:
+        messages.close()
+
+
+def _let_the_server_stop() -> None:
+    """Close this worker's copy of the fork server's lifeline (each process it forks is given
+    the write end of the pipe whose end tells the server to stop), so the server stops when the
+    parent dies, and this worker with it (:func:`~dpplug.catalog.die_with_parent`)."""
+    server: Any = forkserver._forkserver
+    if server._forkserver_alive_fd is not None:
+        os.close(server._forkserver_alive_fd)
+        server._forkserver_alive_fd = None
+
+
+@dataclass
+class _Job:
+    """One plugin being checked: its current worker, and what its workers have reported."""
+
+    target: Target
+    started: float
+    process: Any = None
+    messages: Connection | None = None
+    output: Relay | None = None
+    required: tuple[Key, ...] | None = None
+    results: list[ContractResult] = field(default_factory=list)
+
+    @property
+    def running(self) -> str:
+        """What the worker is doing, in words: loading, or the contract it runs."""
+        if self.required is None:
+            return "loading"
+        done = len(self.results)
+        return f"{_CONTRACTS[min(done, len(_CONTRACTS) - 1)]} ({done + 1}/{len(_CONTRACTS)})"
+
+    def result(self, problem: str | None = None) -> PluginResult:
+        t = self.target
+        return PluginResult(
+            t.name,
+            t.kind,
+            t.source,
+            () if problem and problem.startswith("tampering") else tuple(self.results),
+            t.module,
+            time.monotonic() - self.started,
+            problem,
+            self.required or (),
+        )
+
+
+def run_isolated(
+    targets: Iterable[Target],
+    settings: Settings,
+    jobs: int,
+    timeout: float,
+    on_result: Callable[[PluginResult], None],
+    on_progress: Callable[[dict[str, str]], None] | None = None,
+) -> list[PluginResult]:
+    """Check every target in its own process, *jobs* at a time, each stopped after *timeout*
+    seconds; *on_result* is told of each result as it arrives, *on_progress* of what each
+    running plugin is doing (name → loading, or the contract running) whenever it changes."""
+    waiting, results = deque(targets), list[PluginResult]()
+    hash_seed = str(settings.seed % HASH_SEEDS)
+    builtins = [target.name for target in waiting if target.distribution is None]
+    with (
+        shared_process(builtins, settings.seed, other_hash_seed(hash_seed)) as shared,
+        _fork_server({"PYTHONHASHSEED": hash_seed, **shared}) as context,
+    ):
+
+        def start(job: _Job) -> None:
+            receive, send = context.Pipe(duplex=False)
+            relay = Relay(context)
+            first = len(job.results)
+            declared = job.results[0].passed if job.results else True
+            job.process = context.Process(
+                target=_worker,
+                args=(job.target, settings, first, declared, send, relay.send),
+                daemon=True,
+            )
+            job.process.start()
+            send.close()
+            relay.started()
+            job.messages, job.output = receive, relay
+
+        _Scheduler(waiting, results, start, jobs, timeout, on_result, on_progress).run()
+    return results
+
+
+@contextlib.contextmanager
+def _fork_server(environment: dict[str, str]) -> Iterator[Any]:
+    """The ``forkserver`` context, its server started for this run in *environment* (the run's
+    hash seed, and where the built-ins' second process answers, which a third party's worker
+    ignores: :class:`~.reproduction.SecondProcess`) after importing :data:`_PRELOAD`, and
+    stopped on the way out (a server left by another run would have another environment). The
+    server stops by itself when this process dies (it reads the end of a pipe this process
+    holds), and its workers with it (:func:`~dpplug.catalog.die_with_parent`)."""
+    context = multiprocessing.get_context("forkserver")
+    context.set_forkserver_preload(_PRELOAD)
+    server: Any = forkserver._forkserver  # the one fork server (its _stop has no public name)
+    server._stop()
+    with _environment(environment):
+        server.ensure_running()
+    try:
+        yield context
+    finally:
+        server._stop()
 
 
 @contextlib.contextmanager
@@ -131,134 +310,122 @@ def _environment(values: dict[str, str]) -> Iterator[None]:
                 os.environ[name] = value
 
 
-def _load(target: Target) -> tuple[Registry, str | None]:
-    """The registry a worker checks *target* in, and what loading its plugin changed."""
-    builtins = from_distribution(None)
-    if target.distribution is None:
-        return builtins, None
-    before = fingerprint()
-    built_in = {entry.name: entry.cls for entry in builtins}
-    registry = from_distribution(target.distribution)
-    changed = changes(before, fingerprint())
-    changed += sorted(
-        name
-        for name, cls in built_in.items()
-        if name not in registry or registry.get(name).cls is not cls
-    )
-    if not changed:
-        return registry, None
-    shown = ", ".join(changed[:5]) + (f" and {len(changed) - 5} more" if len(changed) > 5 else "")
-    return registry, f"tampering: loading {target.distribution} changed {shown}"
-
-
-def _worker(target: Target, settings: Settings, connection: Connection) -> None:
-    start = time.perf_counter()
-    try:
-        registry, tampered = _load(target)
-        if tampered is not None:
-            connection.send(target.failed(tampered, time.perf_counter() - start))
-            return
-        connection.send(run_plugin(registry.get(target.name), settings))
-    except KeyboardInterrupt:
-        raise
-    except BaseException as exc:  # the plugin broke its worker: report it, do not hang
-        problem = f"crashed: {type(exc).__name__}: {exc}"
-        connection.send(target.failed(problem, time.perf_counter() - start))
-    finally:
-        connection.close()
-
-
 @dataclass
-class _Running:
-    target: Target
-    process: Any
-    connection: Connection
-    started: float
+class _Scheduler:
+    """Starts waiting targets, *jobs* at a time, reads their workers' messages and output, and
+    finishes each plugin with its result."""
 
+    waiting: deque[Target]
+    results: list[PluginResult]
+    start: Callable[[_Job], None]
+    jobs: int
+    timeout: float
+    on_result: Callable[[PluginResult], None]
+    on_progress: Callable[[dict[str, str]], None] | None
+    running: list[_Job] = field(default_factory=list)
 
-def run_isolated(
-    targets: Iterable[Target],
-    settings: Settings,
-    jobs: int,
-    timeout: float,
-    on_result: Callable[[PluginResult], None],
-) -> list[PluginResult]:
-    """Check every target in its own process, *jobs* at a time, each stopped after *timeout*
-    seconds; *on_result* is told of each result as it arrives."""
-    waiting, running, results = deque(targets), list[_Running](), list[PluginResult]()
-    hash_seed = str(settings.seed % HASH_SEEDS)
-    builtins = [target.name for target in waiting if target.distribution is None]
-    with (
-        shared_process(builtins, settings.seed, other_hash_seed(hash_seed)) as shared,
-        _fork_server({"PYTHONHASHSEED": hash_seed, **shared}) as context,
-    ):
+    def run(self) -> None:
+        try:
+            while self.waiting or self.running:
+                while self.waiting and len(self.running) < self.jobs:
+                    job = _Job(self.waiting.popleft(), time.monotonic())
+                    self.start(job)
+                    self.running.append(job)
+                self._progress()
+                self._step()
+        finally:
+            for job in self.running:  # interrupted: no worker outlives the run
+                self._stop(job)
 
-        def start(target: Target) -> _Running:
-            receive, send = context.Pipe(duplex=False)
-            process = context.Process(target=_worker, args=(target, settings, send), daemon=True)
-            process.start()
-            send.close()
-            return _Running(target, process, receive, time.monotonic())
+    def _progress(self) -> None:
+        if self.on_progress is not None:
+            self.on_progress({job.target.name: job.running for job in self.running})
 
-        _run(waiting, running, results, start, jobs, timeout, on_result)
-    return results
+    def _step(self) -> None:
+        deadline = min(job.started + self.timeout for job in self.running)
+        sources: dict[Any, _Job] = {}
+        for job in self.running:
+            sources[job.messages] = job
+            if job.output is not None and job.output.open:
+                sources[job.output.receive] = job
+        ready = wait(list(sources), max(0.0, min(deadline - time.monotonic(), 1.0)))
+        for job in list(self.running):
+            if job.output is not None and job.output.receive in ready:
+                job.output.drain()
+            if job.messages in ready and job in self.running:
+                self._receive(job)
+        for job in list(self.running):
+            if time.monotonic() >= job.started + self.timeout:
+                self._stop(job)
+                self._finish(job, f"timed out after {self.timeout:g} s")
 
+    def _receive(self, job: _Job) -> None:
+        assert job.messages is not None
+        try:
+            payload = job.messages.recv_bytes(MAX_MESSAGE)
+        except (EOFError, OSError):
+            self._ended(job)
+            return
+        due = _CONTRACTS[len(job.results)] if len(job.results) < len(_CONTRACTS) else None
+        try:
+            message = read(payload, due)
+        except (ValueError, TypeError, KeyError) as exc:
+            self._stop(job)
+            self._finish(job, f"its worker sent a message dpplug cannot read: {exc}")
+            return
+        if message.required is not None:
+            job.required = job.required or message.required
+        elif message.contract is not None:
+            job.results.append(message.contract)
+        elif message.problem is not None:
+            self._stop(job)
+            self._finish(job, message.problem)
+        elif message.done:
+            self._stop(job)
+            complete = len(job.results) == len(_CONTRACTS)
+            self._finish(job, None if complete else "crashed: its worker ended early")
 
-@contextlib.contextmanager
-def _fork_server(environment: dict[str, str]) -> Iterator[Any]:
-    """The ``forkserver`` context, its server started for this run in *environment* (the run's
-    hash seed, and where the built-ins' second process answers, which a third party's worker
-    ignores: :class:`~.reproduction.SecondProcess`) after importing :data:`_PRELOAD`, and
-    stopped on the way out (a server left by another run would have another environment)."""
-    context = multiprocessing.get_context("forkserver")
-    context.set_forkserver_preload(_PRELOAD)
-    server: Any = forkserver._forkserver  # the one fork server (its _stop has no public name)
-    server._stop()
-    with _environment(environment):
-        server.ensure_running()
-    try:
-        yield context
-    finally:
-        server._stop()
-
-
-def _run(
-    waiting: deque[Target],
-    running: list[_Running],
-    results: list[PluginResult],
-    start: Callable[[Target], _Running],
-    jobs: int,
-    timeout: float,
-    on_result: Callable[[PluginResult], None],
-) -> None:
-    """Start *waiting* targets (*start*), *jobs* at a time, and collect their results."""
-
-    def finish(job: _Running, result: PluginResult) -> None:
-        running.remove(job)
-        job.connection.close()
+    def _ended(self, job: _Job) -> None:
+        """The worker ended without finishing: fail what it was doing, and go on from the next
+        contract in a new worker if there is one."""
         job.process.join(_GRACE_SECONDS)
-        if job.process.is_alive():
-            job.process.kill()
-            job.process.join()
-        results.append(result)
-        on_result(result)
+        how = death(job.process.exitcode)
+        last = ""
+        if job.output is not None:
+            job.output.drain(0.2)
+            last = job.output.last_output()
+        self._stop(job)
+        if job.required is None:
+            self._finish(job, f"crashed: its process {how} while loading the plugin{last}")
+            return
+        contract = _CONTRACTS[len(job.results)]
+        job.results.append(
+            ContractResult(
+                contract,
+                Outcome.FAILED,
+                f"its process {how} while this contract ran{last} (the plugin ended it, or "
+                "its outputs broke the suite's arithmetic: check they are of the declared type "
+                "and range)",
+            )
+        )
+        if len(job.results) < len(_CONTRACTS):
+            self.start(job)
+        else:
+            self._finish(job, None)
 
-    while waiting or running:
-        while waiting and len(running) < jobs:
-            running.append(start(waiting.popleft()))
-        deadline = min(job.started + timeout for job in running)
-        ready = wait([job.connection for job in running], max(0.0, deadline - time.monotonic()))
-        for job in [job for job in running if job.connection in ready]:
-            try:
-                result = job.connection.recv()
-            except (EOFError, OSError):
-                job.process.join(_GRACE_SECONDS)
-                code = job.process.exitcode
-                result = job.target.failed(
-                    f"crashed: its process exited with code {code}",
-                    time.monotonic() - job.started,
-                )
-            finish(job, result)
-        for job in [job for job in running if time.monotonic() >= job.started + timeout]:
-            job.process.terminate()
-            finish(job, job.target.failed(f"timed out after {timeout:g} s", timeout))
+    def _stop(self, job: _Job) -> None:
+        """Stop the job's worker, if it runs, and close its pipes."""
+        if job.process is not None:
+            if job.process.is_alive():
+                job.process.kill()
+            job.process.join(_GRACE_SECONDS)
+        if job.messages is not None:
+            job.messages.close()
+        if job.output is not None:
+            job.output.close()
+
+    def _finish(self, job: _Job, problem: str | None) -> None:
+        self.running.remove(job)
+        result = job.result(problem)
+        self.results.append(result)
+        self.on_result(result)

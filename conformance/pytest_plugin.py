@@ -7,7 +7,10 @@ plugins are named, unless ``--dpplug-allow-broken`` is given.
 
 pytest loads this module in every session on a machine with dpplug installed, so it imports
 nothing but pytest at start-up: the registry, the contracts and their dependencies (numpy, scipy,
-hypothesis) are imported only when ``--dpplug`` is given.
+hypothesis) are imported only when ``--dpplug`` is given. The plugin is pytest's only in the
+environment dpplug is installed in: run ``python -m pytest --dpplug`` there (``pip install
+"dpplug[test]"`` brings pytest), since another pytest on the PATH does not know ``--dpplug``.
+A name no plugin has is a usage error of one line, with the names it may have meant.
 """
 
 from __future__ import annotations
@@ -99,30 +102,42 @@ def pytest_collection_modifyitems(
         return
     from dpplug.conformance.runner import CONTRACTS
     from dpplug.conformance.settings import Settings
+    from dpplug.errors import DpplugError
     from dpplug.plugin_registry import registry
 
     settings = Settings(
         mode=config.getoption("--dpplug-mode"), seed=config.getoption("--dpplug-seed")
     )
+    if settings.seed < 0:
+        raise pytest.UsageError(
+            f"--dpplug-seed must be a non-negative integer, got {settings.seed}"
+        )
     reg = registry()
     names = config.getoption("--dpplug-plugin")
-    entries = [reg.get(name) for name in names] if names else reg.entries()
-    for entry in entries:
-        for contract in CONTRACTS:
-            items.append(
-                ContractItem.from_parent(
-                    session,
-                    name=f"dpplug[{entry.name}][{contract}]",
-                    entry=entry,
-                    contract=contract,
-                    settings=settings,
-                )
-            )
-    if config.getoption("--dpplug-allow-broken"):
-        return
-    for broken in reg.broken:  # even when --dpplug-plugin names others: CI must fail loudly
-        items.append(
+    try:
+        entries = [reg.get(name) for name in names] if names else reg.entries()
+    except DpplugError as exc:  # a mistyped name: one line, as the command line says it
+        raise pytest.UsageError(f"--dpplug-plugin: {exc}") from None
+    added: list[pytest.Item] = [
+        ContractItem.from_parent(
+            session,
+            name=f"dpplug[{entry.name}][{contract}]",
+            entry=entry,
+            contract=contract,
+            settings=settings,
+        )
+        for entry in entries
+        for contract in CONTRACTS
+    ]
+    if not config.getoption("--dpplug-allow-broken"):
+        added += [  # even when --dpplug-plugin names others: CI must fail loudly
             BrokenPluginItem.from_parent(
                 session, name=f"dpplug[broken:{broken.source.plugin}]", broken=broken
             )
-        )
+            for broken in reg.broken
+        ]
+    items += added
+    # Reported as collected, so that the count pytest prints (--collect-only included) has them.
+    config.hook.pytest_collectreport(
+        report=pytest.CollectReport(session.nodeid, "passed", None, list(added))
+    )

@@ -31,13 +31,13 @@ import sys
 import tempfile
 import time
 import warnings
-from collections.abc import Callable, Iterator
-from importlib import metadata
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from dpplug.catalog import die_with_parent, of_distribution
 from dpplug.conformance.probes import probes
 from dpplug.conformance.probes.base import Call, Probe
 from dpplug.plugin_registry import Entry, Registry, Source
@@ -117,11 +117,7 @@ def from_distribution(distribution: str | None) -> Registry:
     """The built-ins, and the entry points of *distribution* (none if ``None``)."""
     if distribution is None:
         return Registry.load(entry_points=False)
-    return Registry.load(entry_points=_of(distribution))
-
-
-def _of(distribution: str) -> Callable[[metadata.EntryPoint], bool]:
-    return lambda ep: ep.dist is not None and ep.dist.name == distribution
+    return Registry.load(entry_points=of_distribution(distribution))
 
 
 class Unavailable(Exception):
@@ -146,7 +142,8 @@ def main(request: dict[str, Any]) -> None:
     """The second process: :func:`seeded_outputs` of each requested plugin, as one JSON object
     (name → rows, or why there are none) on standard output, or in the file ``out`` if the
     request names one (written whole, then renamed into place). What plugins print goes to
-    standard error."""
+    standard error. The process dies with the one that started it."""
+    die_with_parent()
     answer_to, sys.stdout = sys.stdout, sys.stderr
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")

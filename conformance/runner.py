@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import time
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 from dpplug.conformance import (
     accuracy,
@@ -75,14 +75,10 @@ def run_plugin(
     """Every contract on *entry*, in order; *on_contract* is told after each one."""
     start = time.perf_counter()
     results: list[ContractResult] = []
-    for contract in CONTRACTS:
-        if contract != declaration.NAME and not results[0].passed:
-            result = ContractResult(contract, Outcome.SKIPPED, "declaration failed")
-        else:
-            result = run_contract(entry, contract, settings)
+    for result in contract_results(entry, settings):
         results.append(result)
         if on_contract is not None:
-            on_contract(contract, result)
+            on_contract(result.contract, result)
     return PluginResult(
         entry.name,
         entry.kind.name,
@@ -90,11 +86,27 @@ def run_plugin(
         tuple(results),
         module=entry.module,
         seconds=time.perf_counter() - start,
-        required=_required(entry),
+        required=required_of(entry),
     )
 
 
-def _required(entry: Entry) -> tuple[Key, ...]:
+def contract_results(
+    entry: Entry, settings: Settings, first: int = 0, declared: bool = True
+) -> Iterator[ContractResult]:
+    """The contracts from the *first*-th on, in order, each result as it comes; the others are
+    skipped once the declaration failed (*declared*: whether it passed, when *first* is past
+    it)."""
+    for contract in list(CONTRACTS)[first:]:
+        if contract != declaration.NAME and not declared:
+            result = ContractResult(contract, Outcome.SKIPPED, "declaration failed")
+        else:
+            result = run_contract(entry, contract, settings)
+        if contract == declaration.NAME:
+            declared = result.passed
+        yield result
+
+
+def required_of(entry: Entry) -> tuple[Key, ...]:
     """The cells the plugin's kind requires of its first declared case (none if it has no case
     that builds: the declaration fails then)."""
     cases = entry.cls.conformance_cases

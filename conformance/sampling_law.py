@@ -45,6 +45,8 @@ PERTURBATION = mpq(1, 20)
 #: The fewest samples per test: below about this many, the χ² test cannot reject a 5%
 #: perturbation at a false-alarm rate near 1e-6 (histogram releasers draw fewer elsewhere).
 POWER_SAMPLES = 10_000
+#: The longest description of one output the report's law plot receives.
+SHOWN_CHARACTERS = 80
 
 
 def perturbed(pmf: Pmf) -> Pmf:
@@ -104,7 +106,11 @@ def _tests(entry: Entry, settings: Settings) -> list[LawTest]:
 
             what = f"{probe.where}, input {probe.show_input(value)}"
             law = partial(probe.tested_law, value)
-            tests.append(LawTest(probe.call_surfaces[0], (Dimension.LAW,), what, sample, law))
+            tests.append(
+                LawTest(
+                    probe.call_surfaces[0], (Dimension.LAW,), what, sample, law, probe.show_output
+                )
+            )
     for probe in declared[:1]:  # large calls, on the first declared case (their cost)
         tests += probe.law_tests(settings)
     return tests
@@ -159,6 +165,7 @@ def check(entry: Entry, settings: Settings) -> ContractResult:
                 "outputs": values,
                 "empirical": freq,
                 "declared": [float(law.prob(z)) for z in values],
+                "shown": [test.show(z)[:SHOWN_CHARACTERS] for z in values],
             }
     if not powered:
         return ContractResult(

@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import textwrap
 import warnings
 from collections.abc import Sequence
 from fractions import Fraction
@@ -20,17 +21,18 @@ from typing import Any, NoReturn
 import numpy as np
 from rich import box
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
+from dpplug.catalog import LOAD_TIMEOUT, Catalog, example_instance, load_catalog
 from dpplug.comparison import Task, canonical, compare_task, sweep_task
 from dpplug.comparison_views import readme_section, replace_section, sweep_table, table
 from dpplug.data import integer_scalar
 from dpplug.errors import AccuracyWarning, BadParameter, DpplugError
 from dpplug.kinds import KINDS, CountingQuerySampler
 from dpplug.levels import recorded_level
-from dpplug.mechanism import Mechanism
 from dpplug.params import param_text, parse_value
-from dpplug.plugin_registry import Entry, Registry, registry
+from dpplug.plugin_registry import Entry, Registry, Source
 from dpplug.randomness import SeededSource, SystemSource
 
 #: The entry-point group of commands added by other packages.
@@ -38,10 +40,23 @@ COMMANDS_GROUP = "dpplug.commands"
 
 
 class Parser(argparse.ArgumentParser):
-    """An argument parser whose errors are one line and exit status 2."""
+    """An argument parser whose errors are one line and exit status 2. ``given`` holds the
+    arguments being parsed, for hints."""
+
+    given: Sequence[str] = ()
 
     def error(self, message: str) -> NoReturn:
-        self.exit(2, f"dpplug: error: {message} (see `{self.prog} --help`)\n")
+        hint = _param_hint(self.given) if message.startswith("unrecognized arguments") else ""
+        self.exit(2, f"dpplug: error: {message}{hint} (see `{self.prog} --help`)\n")
+
+
+def _param_hint(given: Sequence[str]) -> str:
+    """A hint for ``--param KEY VALUE`` (a space where ``=`` belongs), the usual cause of a
+    value left over."""
+    for flag, key, value in zip(given, given[1:], given[2:], strict=False):
+        if flag == "--param" and "=" not in key and not value.startswith("-"):
+            return f"; --param takes KEY=VALUE as one word: --param {key}={value}"
+    return ""
 
 
 def _params(pairs: Sequence[str]) -> dict[str, object]:
@@ -56,71 +71,30 @@ def _params(pairs: Sequence[str]) -> dict[str, object]:
     return params
 
 
-def _example(entry: Entry, params: dict[str, object]) -> Mechanism | None:
-    """An instance for display: with *params*, else the first conformance case, else None.
-
-    A conformance case is the suite's tiny input, not the user's: accuracy warnings about it
-    (for example, that its n is too small for any bin to be reliably released) say nothing
-    about the user's use and are not shown; with the user's *params* they are."""
-    if params:
-        return entry.create(**params)
-    cases = entry.cls.conformance_cases
-    if not cases:
-        return None
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", AccuracyWarning)
-        return entry.create(**cases[0])
-
-
-def _listing(reg: Registry) -> list[dict[str, Any]]:
-    rows: list[dict[str, Any]] = []
-    for entry in reg:
-        source = {
-            "distribution": entry.source.distribution,
-            "version": entry.source.version,
-            "plugin": entry.source.plugin,
-        }
-        row: dict[str, Any] = {
-            "name": entry.name,
-            "kind": entry.kind.name,
-            "source": source,
-            "module": entry.module,
-        }
-        try:
-            example = _example(entry, {})
-            guarantee = example.guarantee if example is not None else None
-            form = guarantee.form if guarantee else None
-            relation = guarantee.neighbouring.relation.value if guarantee else None
-        except KeyboardInterrupt:
-            raise
-        except BaseException as exc:  # a plugin whose example or guarantee breaks
-            error = str(exc) if isinstance(exc, DpplugError) else f"{type(exc).__name__}: {exc}"
-            row.update(status="broken", error=error, form=None, relation=None)
-        else:
-            level = recorded_level(entry.name, entry.source.describe(), entry.module) or "unchecked"
-            row.update(status="ok", form=form, relation=relation, level=level)
-        rows.append(row)
-    for broken in reg.broken:
-        rows.append(
-            {
-                "name": broken.source.plugin,
-                "kind": None,
-                "form": None,
-                "relation": None,
-                "source": {
-                    "distribution": broken.source.distribution,
-                    "version": broken.source.version,
-                    "plugin": broken.source.plugin,
-                },
-                "status": "broken",
-                "error": broken.error,
-            }
-        )
+def _listing(catalog: Catalog) -> list[dict[str, Any]]:
+    """Every listing row (:meth:`~dpplug.catalog.Catalog.rows`), each working mechanism's with
+    the level its last conformance run recorded."""
+    rows = catalog.rows()
+    for row in rows:
+        if row["kind"] is not None and row["status"] == "ok":
+            source = Source(**row["source"])
+            level = recorded_level(row["name"], source.describe(), source.distribution)
+            row["level"] = level or "unchecked"
     return rows
 
 
+def _registry_for(name: str) -> Registry:
+    """A registry holding *name*: the built-ins, loaded without any third-party plugin, if it is
+    one of theirs (their names cannot be taken); else :meth:`~dpplug.catalog.Catalog.registry_for`
+    after listing every distribution in its own process."""
+    builtins = Registry.load(entry_points=False)
+    return builtins if name in builtins else load_catalog().registry_for(name)
+
+
 def _cmd_list(args: argparse.Namespace, out: Console) -> None:
-    rows = _listing(registry())
+    if args.timeout <= 0:
+        raise BadParameter(f"--timeout must be positive, got {args.timeout:g}")
+    rows = _listing(load_catalog(args.timeout))
     if args.json:
         print(json.dumps(rows, indent=2))
         return
@@ -144,23 +118,28 @@ def _cmd_list(args: argparse.Namespace, out: Console) -> None:
             guarantee = f"{form}; {row['relation']}" if row["form"] else "?"
             level = row.get("level") or "-"
             if row["status"] != "ok":
-                level = f"[red]broken[/red]: {row['error']}"
-            table.add_row(f"  {row['name']}", guarantee, level)
+                level = f"[red]broken[/red]: {escape(row['error'])}"
+            table.add_row(f"  {escape(row['name'])}", guarantee, level)
             source = row["source"]
             if source["distribution"] != "dpplug":
                 version = f"{source['distribution']} {source['version']}".strip()
                 third_party.setdefault(version, []).append(row["name"])
     out.print(table)
     for version, names in third_party.items():
-        out.print(f"from {version}: {', '.join(names)}")
+        out.print(f"from {version}: {', '.join(names)}", markup=False)
     for row in rows:
         if row["kind"] is None:
-            out.print(f"[red]broken plugin[/red] {row['name']}: {row['error']}")
+            claimed = f" (claimed {', '.join(row['claimed'])})" if row["claimed"] else ""
+            source = Source(**row["source"]).describe()
+            out.print(
+                f"[red]broken plugin[/red] {escape(source)}{escape(claimed)}: "
+                f"{escape(row['error'])}"
+            )
 
 
 def _description(entry: Entry, params: dict[str, object]) -> dict[str, Any]:
     cls = entry.cls
-    example = _example(entry, params)
+    example = example_instance(entry, params)
     info: dict[str, Any] = {
         "name": entry.name,
         "kind": entry.kind.name,
@@ -184,22 +163,24 @@ def _description(entry: Entry, params: dict[str, object]) -> dict[str, Any]:
 
 
 def _cmd_describe(args: argparse.Namespace, out: Console) -> None:
-    info = _description(registry().get(args.name), _params(args.param))
+    params = _params(args.param)
+    info = _description(_registry_for(args.name).get(args.name), params)
     if args.json:
         print(json.dumps(info, indent=2))
         return
-    out.print(f"[bold]{info['name']}[/bold] ({info['kind']}) from {info['source']}")
-    out.print(f"Defined in: {info['module']}")
-    out.print(info["summary"])
-    out.print(f"Implements: {info['reference']}")
+    out.print(f"[bold]{escape(info['name'])}[/bold] ({info['kind']}) from {escape(info['source'])}")
+    out.print(f"Defined in: {info['module']}", markup=False, highlight=False)
+    out.print(info["summary"], markup=False, highlight=False)
+    out.print(f"Implements: {info['reference']}", markup=False, highlight=False)
     out.print(f"Strict running time: {'yes' if info['strict_time'] else 'no (expected time)'}")
-    table = Table(title="parameters")
-    for column in ("name", "type", "range", "default", "meaning"):
-        table.add_column(column)
+    out.print("Parameters:")
     for p in info["parameters"]:
-        default = "required" if p["required"] else str(p["default"])
-        table.add_row(p["name"], p["type"], p["range"], default, p["doc"])
-    out.print(table)
+        default = "required" if p["required"] else f"default {p['default']}"
+        out.print(
+            f"  {p['name']}: {p['type']} in {p['range']}, {default}", markup=False, highlight=False
+        )
+        for line in textwrap.wrap(p["doc"], max(out.width - 6, 20)):
+            out.print(f"      {line}", markup=False, highlight=False)
     if "example" in info:
         ex = info["example"]
         given = ", ".join(f"{k}={v}" for k, v in ex["parameters"].items())
@@ -211,18 +192,34 @@ def _cmd_describe(args: argparse.Namespace, out: Console) -> None:
         out.print(f"  accuracy at β = 1/20: a = {acc['per_query']['a']} ({acc['formula']})")
 
 
-#: The most noisy counts one ``dpplug sample`` prints.
-MAX_SAMPLE_SIZE = 10**7
+#: The most noisy counts one ``dpplug sample`` prints (each built-in draws 10⁶ in seconds).
+MAX_SAMPLE_SIZE = 10**6
+#: The most random bits one ``dpplug sample`` may draw for its randomness u ∈ [1, d]: a sampler
+#: on the reference path M(c, U(d)) (geosample, fastsample) draws ⌈log₂ d⌉ bits per count, up
+#: to 10⁸ at geosample's largest n (samplers with their own path draw a few words per count).
+MAX_SAMPLE_BITS = 1 << 32
 
 
 def _cmd_sample(args: argparse.Namespace, out: Console) -> None:
     if not 1 <= args.size <= MAX_SAMPLE_SIZE:
         raise BadParameter(f"--size must be in [1, {MAX_SAMPLE_SIZE}], got {args.size}")
-    mechanism = registry().create(args.name, **_params(args.param))
+    if args.seed is not None and args.seed < 0:
+        raise BadParameter(f"--seed expects a non-negative integer seed, got {args.seed}")
+    params = _params(args.param)
+    mechanism = _registry_for(args.name).create(args.name, **params)
     if not isinstance(mechanism, CountingQuerySampler):
         raise BadParameter(
             f"{args.name} is a {mechanism.kind.name}, not a sampler; "
             "`dpplug list` shows the samplers"
+        )
+    reference = type(mechanism)._sample is CountingQuerySampler._sample  # draws u ∈ [1, d]
+    per_count = (mechanism.d or 1).bit_length() if reference else 1
+    if args.size * per_count > MAX_SAMPLE_BITS:
+        raise BadParameter(
+            f"{args.name} draws u in [1, d] with d of {per_count} bits per count, so --size "
+            f"{args.size} needs {args.size * per_count} random bits, more than the "
+            f"{MAX_SAMPLE_BITS} one command may draw: ask for at most "
+            f"{MAX_SAMPLE_BITS // per_count} counts, or use a smaller n"
         )
     source = SystemSource() if args.seed is None else SeededSource(args.seed)
     count = integer_scalar(args.count, *mechanism.count_bounds, f"--count for {args.name}")
@@ -272,7 +269,7 @@ def _cmd_compare(args: argparse.Namespace, out: Console) -> None:
     print(json.dumps(ranking.as_dict(), indent=2) if args.json else table(ranking))
 
 
-def _parser() -> argparse.ArgumentParser:
+def _parser() -> Parser:
     parser = Parser(
         prog="dpplug",
         description=(
@@ -282,6 +279,14 @@ def _parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", required=True, parser_class=Parser)
     listing = commands.add_parser("list", help="every registered plugin and its status")
     listing.add_argument("--json", action="store_true", help="print a JSON array")
+    listing.add_argument(
+        "--timeout",
+        type=float,
+        default=LOAD_TIMEOUT,
+        metavar="SECONDS",
+        help="time limit of loading one distribution's plugins, each in its own process "
+        f"(default {LOAD_TIMEOUT:g})",
+    )
     listing.set_defaults(run=_cmd_list)
     describe = commands.add_parser("describe", help="parameters, guarantee and accuracy of NAME")
     describe.add_argument("name")
@@ -345,6 +350,7 @@ def _parser() -> argparse.ArgumentParser:
         "--write", metavar="PATH", help="with --readme: replace that section in PATH"
     )
     comparing.set_defaults(run=_cmd_compare)
+    parser.add_argument("--version", action="version", version=f"dpplug {_version()}")
     for command in metadata.entry_points(group=COMMANDS_GROUP):
         command.load()(commands)
     return parser
@@ -352,7 +358,9 @@ def _parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``dpplug`` command; returns the exit status."""
-    args = _parser().parse_args(argv)
+    parser = _parser()
+    parser.given = list(sys.argv[1:] if argv is None else argv)
+    args = parser.parse_args(argv)
     try:
         with warnings.catch_warnings():
             warnings.showwarning = _show_warning
@@ -361,6 +369,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"dpplug: error: {exc}", file=sys.stderr)
         return 2
     return int(status or 0)
+
+
+def _version() -> str:
+    try:
+        return metadata.version("dpplug")
+    except metadata.PackageNotFoundError:
+        return "(not installed)"
 
 
 def _show_warning(

@@ -28,7 +28,13 @@ def integer_scalar(value: object, low: int, high: int, what: str) -> int:
 
 
 def integer_array(values: object, low: int, high: int, what: str) -> npt.NDArray[np.int64]:
-    """*values* as an int64 array with every entry in [low, high], or :class:`BadData`."""
+    """*values* as an int64 array with every entry in [low, high], or :class:`BadData`. A
+    masked array is refused: its mask would be ignored, releasing the masked counts."""
+    if isinstance(values, np.ma.MaskedArray):
+        raise BadData(
+            f"{what} must be a plain array of integers, got a masked array (its mask would be "
+            "ignored); pass values.compressed() or values.filled(0) as you mean it"
+        )
     try:
         array = np.asarray(values)
     except ValueError as exc:  # ragged nesting

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import bisect
 import math
+import sys
 from collections.abc import Callable
 from numbers import Integral, Rational
 from typing import Any
@@ -104,7 +105,12 @@ def smallest_at_least(g: Callable[[int], Any], lo: int, hi: int, u: Any) -> int:
 
     This is the integer inverse-CDF step of Balcer–Vadhan (binary search over an exact scaled CDF).
     """
-    return lo + bisect.bisect_left(range(lo, hi + 1), u, key=g)
+    if hi - lo < sys.maxsize:
+        return lo + bisect.bisect_left(range(lo, hi + 1), u, key=g)
+    while lo < hi:  # more values than a C index holds (a huge bound): the same search
+        middle = (lo + hi) // 2
+        lo, hi = (lo, middle) if g(middle) >= u else (middle + 1, hi)
+    return lo
 
 
 #: Up to this many bits, :func:`smallest_reaching` compares exact integers directly (faster than

@@ -39,7 +39,9 @@ from dpplug.plugins import DEFAULT_PLUGINS
 
 ENTRY_POINT_GROUP = "dpplug"
 
-_NAME = re.compile(r"^[a-z][a-z0-9]*(-[a-z0-9]+)*$")
+#: What a mechanism name looks like: lower-case words joined by dashes.
+NAME_PATTERN = r"^[a-z][a-z0-9]*(-[a-z0-9]+)*$"
+_NAME = re.compile(NAME_PATTERN)
 
 
 @dataclass(frozen=True)
@@ -208,20 +210,10 @@ class Registry:
         )
 
     def get(self, name: str) -> Entry:
-        """The entry named *name*; :class:`UnknownMechanism` (with suggestions) otherwise."""
+        """The entry named *name*; :func:`unknown_name` otherwise."""
         if name in self._entries:
             return self._entries[name]
-        for broken in self.broken:
-            if name in broken.names:
-                raise PluginFault(
-                    f"{name!r} comes from the broken plugin {broken.source.describe()}: "
-                    f"{broken.error}; fix or uninstall that plugin"
-                )
-        close = difflib.get_close_matches(str(name), list(self._entries), n=3)
-        hint = f"did you mean {', '.join(map(repr, close))}? " if close else ""
-        raise UnknownMechanism(
-            f"no mechanism named {name!r}; {hint}run `dpplug list` to see the registered ones"
-        )
+        raise unknown_name(name, list(self._entries), self.broken)
 
     def create(self, name: str, **params: object) -> Mechanism:
         """A new instance of the mechanism *name* with validated *params*."""
@@ -235,6 +227,26 @@ class Registry:
 
     def __contains__(self, name: object) -> bool:
         return name in self._entries
+
+
+def unknown_name(name: str, names: list[str], broken: list[BrokenPlugin]) -> DpplugError:
+    """The error for *name*, which none of the working mechanisms *names* has: the quarantined
+    plugin that claimed it (and why), or else the close names and every quarantined plugin,
+    which may be the one that would have registered it."""
+    for plugin in broken:
+        if name in plugin.names:
+            return PluginFault(
+                f"{name!r} comes from the broken plugin {plugin.source.describe()}: "
+                f"{plugin.error}; fix or uninstall that plugin"
+            )
+    close = difflib.get_close_matches(str(name), names, n=3)
+    hint = f"did you mean {', '.join(map(repr, close))}? " if close else ""
+    message = f"no mechanism named {name!r}; {hint}run `dpplug list` to see the registered ones"
+    if broken:
+        shown = "; ".join(f"{b.source.describe()}: {b.error}" for b in broken[:3])
+        more = f"; and {len(broken) - 3} more" if len(broken) > 3 else ""
+        message += f" (broken plugins, which may register it: {shown}{more})"
+    return UnknownMechanism(message)
 
 
 def _check_mechanism_class(cls: Any, kind: Kind) -> None:

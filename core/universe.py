@@ -349,7 +349,7 @@ def parse_universe(spec: object) -> Universe:
                 return Labels(labels)
     except BadParameter:
         raise  # a readable spec with a bad value: keep the message that names it
-    except (ValueError, json.JSONDecodeError):
+    except (ValueError, json.JSONDecodeError, RecursionError):  # nesting too deep to read
         pass
     raise BadParameter(
         f"cannot read the universe {spec!r}; write range:LOW:HIGH, bytes:MAX_LENGTH, "

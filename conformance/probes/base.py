@@ -105,13 +105,14 @@ class LawTest:
     other tests): ``sample(seed)`` makes the calls from seeded sources derived from the run's *seed*
     (tests that read one call share it; the others use their own) and returns the outputs, coded as
     integers; ``law()`` is the law they must follow and a rational bound on its total-variation
-    distance to the truth."""
+    distance to the truth; ``show(z)`` says what the coded output *z* is, for the report."""
 
     surface: str
     dimensions: tuple[Dimension, ...]
     what: str
     sample: Callable[[int], npt.NDArray[np.int64]]
     law: Callable[[], tuple[Pmf, Any]]
+    show: Callable[[int], str] = str
 
 
 @dataclass(frozen=True)

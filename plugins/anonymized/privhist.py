@@ -64,7 +64,10 @@ them (each is a function of the already released N and N^{cℓ}), utility is tes
 
 - M = ⌈2·ln(N + 1)/ε̃₂⌉ (at least 1), with ε̃₂ the ε₂ sampler's achieved ε, so that
   Pr[|Z^b| > M] < (N + 1)^{−2}: the fake counts keep φ^b_T, φ^b_{T+1} ≥ 0 except with that
-  probability (the paper's M ≈ 2 ln(N)/ε₂ up to the illegible sign);
+  probability (the paper's M ≈ 2 ln(N)/ε₂ up to the illegible sign); N is capped at
+  ``MAX_ITEMS`` there, and parameters whose M at that cap exceeds :data:`MAX_FAKE_COUNTS` are
+  refused when the mechanism is made (each fake count is a noise draw: this bounds a release's
+  time and memory);
 - T′ = ⌈10·√(N/ε₃)⌉, the top of the geometric grid;
 - the grid from T to T′ steps from s to s + max(1, ⌊q·s⌋), a ratio of about 1 + q, with
   q = √(ln(2/ε₃)/(N·ε₃)) fixed as a rational (MPFR, 64 bits, deterministic). With ln(2/ε₃) the
@@ -87,9 +90,10 @@ import gmpy2
 import numpy as np
 from gmpy2 import mpfr, mpq
 
+from dpplug.errors import BadParameter
 from dpplug.guarantee import Accuracy, ErrorBound, Guarantee, Neighbouring, Relation
 from dpplug.kinds import AccuracyScope, AnonymizedHistogramReleaser, Prevalences
-from dpplug.kinds.anonymized_histogram_releaser.outputs import AnonymizedHistogram
+from dpplug.kinds.anonymized_histogram_releaser.outputs import MAX_ITEMS, AnonymizedHistogram
 from dpplug.params import Param, Schema, epsilon_param
 from dpplug.plugins.anonymized.pava import pava_blocks, round_non_negative
 from dpplug.plugins.anonymized.prevalence import (
@@ -115,6 +119,9 @@ SMOOTHING_SHARE = mpq(19, 40)
 SMOOTHING_UP_TO = mpq(1, 8)
 #: Bits of the MPFR arithmetic that fixes the public constants M and q.
 _PUBLIC_PRECISION = 64
+#: The most fake counts M a release adds (and draws noise for) at any N: about 100 MB and a
+#: second of CPU. At the default shares it admits ε ≥ 1/8500 or so.
+MAX_FAKE_COUNTS = 10**6
 
 
 def _share(name: str, doc: str, high_open: bool, default: Any) -> Param:
@@ -140,7 +147,11 @@ class PrivHist(AnonymizedHistogramReleaser):
     accuracy_scope = AccuracyScope.TOTAL
     schema = Schema(
         (
-            epsilon_param("Total ε for sorted-ℓ₁ distance 1 (one count ±1).", high=16),
+            epsilon_param(
+                "Total ε for sorted-ℓ₁ distance 1 (one count ±1); ε whose release would add over "
+                "10⁶ fake counts is refused (below about 1/8500 at the default shares).",
+                high=16,
+            ),
             _share(
                 "total_share",
                 "ε₁/ε, spent on the number of items N (default 1/20: §4's small ε₁).",
@@ -186,6 +197,13 @@ class PrivHist(AnonymizedHistogramReleaser):
         self.smoothing_sampler = build(eps3, registry) if self.high_privacy else None
         self.epsilons = (eps1, eps2, eps3)
         self.derived = {"epsilons": self.epsilons, "sampler": repr(self.split_sampler)}
+        if (most := self.fake_counts(MAX_ITEMS)) > MAX_FAKE_COUNTS:
+            raise BadParameter(
+                f"{self.name} with epsilon={epsilon} spends ε₂ = {float(eps2):.3g} on the split, "
+                f"so a release of up to {MAX_ITEMS} items adds up to M = {most} fake counts, each "
+                f"a noise draw: more than the {MAX_FAKE_COUNTS} a release may draw. Raise epsilon "
+                "(or lower total_share and smoothing_share, which leaves ε₂ more)"
+            )
 
     @property
     def guarantee(self) -> Guarantee:
@@ -213,8 +231,8 @@ class PrivHist(AnonymizedHistogramReleaser):
         return ceil_sqrt(total * min(self.epsilon, mpq(1)))
 
     def fake_counts(self, total: int) -> int:
-        """M = ⌈2·ln(N + 1)/ε̃₂⌉ ≥ 1 (see the module docstring)."""
-        return _fake_counts(self.split_sampler.guarantee.exp_epsilon, total)
+        """M = ⌈2·ln(N + 1)/ε̃₂⌉ ≥ 1, N capped at ``MAX_ITEMS`` (see the module docstring)."""
+        return _fake_counts(self.split_sampler.guarantee.exp_epsilon, min(total, MAX_ITEMS))
 
     def boundaries(self, total: int, split: int, large: list[int]) -> np.ndarray[Any, Any]:
         """S of H2: 1…T, the grid from T to T′, the noisy large counts ≥ T′, and 2N; at most

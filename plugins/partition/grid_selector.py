@@ -96,7 +96,7 @@ class GridSelector(PartitionSelector):
         values, saturation, shift = self.table.values, self.table.saturation, self.pre_threshold - 1
 
         def decide(units: int) -> bool:
-            if not isinstance(units, int) or units < 0:
+            if isinstance(units, bool) or not isinstance(units, int) or units < 0:
                 raise BadData(f"unit counts must be non-negative ints, got {units!r}")
             return draw(GRID_BITS) < values[min(max(units - shift, 0), saturation)]
 

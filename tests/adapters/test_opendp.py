@@ -986,6 +986,10 @@ _GOOD_SPEC = {
         json.dumps({**_GOOD_SPEC, "plugin": 3}),
         json.dumps({key: value for key, value in _GOOD_SPEC.items() if key != "input"}),
         b"\xff\xfe",
+        *(
+            json.dumps({**_GOOD_SPEC, "params": {"n": 100, "epsilon": "1/2", reserved: "x"}})
+            for reserved in ("registry", "name", "input_domain", "input_metric")
+        ),
     ],
 )
 def test_deserialise_refuses_malformed_text_with_bad_data(text: str | bytes) -> None:

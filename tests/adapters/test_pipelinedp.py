@@ -962,3 +962,7 @@ def test_best_selector_is_chosen_for_the_granted_budget(l0: int) -> None:
 def test_best_selector_is_refused_when_made_if_nothing_takes_its_parameters() -> None:
     with pytest.raises(dpplug.NotSupported, match="no registered partition-selector"):
         partition_selection("best", replace_one="sometimes")
+@pytest.mark.parametrize("sensitivity", [0, -1.0, float("nan"), float("inf")])
+def test_plugin_noise_refuses_a_sensitivity_it_cannot_divide_by(sensitivity: float) -> None:
+    with pytest.raises(dpplug.BadParameter, match="l1_sensitivity must be a positive finite"):
+        PluginNoise(sampler("discrete-laplace"), 1.0, sensitivity)

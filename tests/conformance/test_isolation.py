@@ -1,22 +1,19 @@
 """`dpplug conform` as CI sees it: each plugin in its own process, results as they finish, and a
 run that fails loudly for plugins that are broken, hang, crash their process, or patch dpplug.
 
-The plugins are real installed distributions (a dist-info folder with entry points on the
-workers' PYTHONPATH), checked by the real command in a subprocess."""
+The plugins are real installed distributions (:mod:`plugin_site`), checked by the real command in
+a subprocess."""
 
 from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
-import textwrap
 from pathlib import Path
 
 import pytest
-
-EXAMPLE = Path(__file__).parents[2] / "examples" / "third_party_plugin"
+from plugin_site import build_site, checked_alone, conform, outcomes
 
 PLUGINS = {
     "good": """
@@ -79,59 +76,42 @@ PLUGINS = {
 
 @pytest.fixture(scope="module")
 def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """One distribution per plugin above, installed in a folder the workers import from."""
-    root = tmp_path_factory.mktemp("site")
-    for name, source in PLUGINS.items():
-        dist = f"dpplug_test_{name}"
-        info = root / f"{dist}-1.0.dist-info"
-        info.mkdir()
-        (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {dist}\nVersion: 1.0\n")
-        (info / "entry_points.txt").write_text(f"[dpplug]\n{name} = {dist}_plugin\n")
-        (root / f"{dist}_plugin.py").write_text(textwrap.dedent(source))
-    # the example's package alone (not its folder, where a local build leaves metadata)
-    shutil.copytree(EXAMPLE / "dpplug_randomized_response", root / "dpplug_randomized_response")
-    return root
+    return build_site(tmp_path_factory.mktemp("site"), PLUGINS)
 
 
-def conform(site: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    env = {
-        **os.environ,
-        "PYTHONPATH": str(site),
-        "COLUMNS": "80",
-        "XDG_CACHE_HOME": str(site / "cache"),
-    }
-    return subprocess.run(
-        [sys.executable, "-m", "dpplug.cli", "conform", "--fast", *args],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=600,
-        check=False,
-    )
+@pytest.fixture(scope="module")
+def good_alone(site: Path) -> dict[str, str]:
+    return checked_alone(site, "good", "randomized-response")
 
 
 def test_hanging_crashing_and_tampering_plugins_fail_the_run_and_the_rest_finish(
-    site: Path,
+    site: Path, good_alone: dict[str, str]
 ) -> None:
     names = ["randomized-response", "hanging-response", "crashing-response", "tampering-response"]
     done = conform(site, *names, "--timeout", "45", "--json")
     assert done.returncode == 1, done.stderr
     plugins = {p["name"]: p for p in json.loads(done.stdout)["plugins"]}
-    assert plugins["randomized-response"]["level"] == "exactly verified"
+    assert outcomes(plugins["randomized-response"]) == good_alone
     assert plugins["randomized-response"]["problem"] is None
     assert plugins["hanging-response"]["problem"] == "timed out after 45 s"
-    assert plugins["crashing-response"]["problem"] == "crashed: its process exited with code 3"
+    crashing = plugins["crashing-response"]
+    assert crashing["level"] == "failed" and crashing["problem"] is None
+    ended = [v["detail"] for v in crashing["contracts"].values() if v["outcome"] == "failed"]
+    assert ended and all(d.startswith("its process exited with code 3 while") for d in ended)
+    assert len(crashing["contracts"]) == 7  # a new worker went on after each crash
     tampered = plugins["tampering-response"]["problem"]
     assert tampered.startswith("tampering: loading dpplug_test_tampers changed")
     assert "dpplug.plugins.samplers.geosample.GeoSample._output" in tampered
-    broken = [p for p in plugins.values() if (p["problem"] or "").startswith("broken")]
-    assert len(broken) == 1 and "this plugin cannot load" in broken[0]["problem"]
+    (broken,) = [p for p in plugins.values() if (p["problem"] or "").startswith("broken")]
+    assert broken["name"] == "dpplug_test_broken:broken"
+    assert "this plugin cannot load" in broken["problem"]
     for plugin in plugins.values():
-        assert plugin["level"] == ("exactly verified" if plugin["problem"] is None else "failed")
+        if plugin["problem"] is not None:
+            assert plugin["level"] == "failed"
 
 
 def test_a_broken_plugin_fails_the_run_even_when_others_are_named_unless_allowed(
-    site: Path,
+    site: Path, good_alone: dict[str, str]
 ) -> None:
     failing = conform(site, "randomized-response")
     assert failing.returncode == 1
@@ -139,7 +119,8 @@ def test_a_broken_plugin_fails_the_run_even_when_others_are_named_unless_allowed
     assert max(len(line) for line in lines) <= 80
     assert any("broken: ImportError: this plugin cannot load" in line for line in lines)
     (row,) = [line for line in lines if line.endswith("  randomized-response")]
-    assert row.startswith("✓ ✓ ✓ ✓ ✓ ✓ ✓  exactly verified")
+    marks = " ".join("✓" if good_alone[c] == "passed" else "✗" for c in list(good_alone)[1:])
+    assert row.startswith(f"{marks}  {good_alone['level']}")
     allowed = conform(site, "randomized-response", "--allow-broken")
     assert allowed.returncode == 0, allowed.stdout
 

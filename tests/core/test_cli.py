@@ -8,6 +8,7 @@ import subprocess
 
 import pytest
 
+import dpplug
 from dpplug.cli import main
 
 
@@ -44,6 +45,7 @@ def test_list_table_groups_by_kind_and_fits_80_columns(
     assert "ε, δ; add-remove" in row
 
 
+@pytest.mark.filterwarnings("default::dpplug.errors.AccuracyWarning")  # as outside the tests
 def test_listing_shows_no_warning_about_the_suites_own_tiny_cases(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
@@ -230,7 +232,7 @@ def test_console_script_has_no_traceback() -> None:
                 "--param",
                 "epsilon=1",
             ),
-            "--size must be in [1, 10000000]",
+            "--size must be in [1, 1000000]",
         ),
         (
             (
@@ -264,6 +266,22 @@ def test_console_script_has_no_traceback() -> None:
             ("conform", "geosample", "--fast", "--report", "/proc/no/such/dir"),
             "cannot write the report",
         ),
+        (("conform", "geosample", "--seed", "-1"), "--seed must be a non-negative integer"),
+        (
+            (
+                "sample",
+                "geosample",
+                "--count",
+                "3",
+                "--size",
+                "1000",
+                "--param",
+                "n=1000000",
+                "--param",
+                "epsilon=64",
+            ),
+            "more than the 4294967296 one command may draw: ask for at most 46 counts",
+        ),
     ],
 )
 def test_hostile_arguments_exit_2_with_one_line(
@@ -281,3 +299,33 @@ def test_help_is_plain_text(capsys: pytest.CaptureFixture[str], command: tuple[s
     out = capsys.readouterr().out
     assert exit_.value.code == 0 and out.startswith("usage: dpplug")
     assert not any(markup in out for markup in ("``", ":class:", ":mod:", ":data:", ":func:"))
+
+
+def test_a_param_given_as_two_words_gets_the_one_word_form(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        main(["sample", "geosample", "--count", "1", "--param", "n=5", "--param", "epsilon", "1"])
+    err = capsys.readouterr().err
+    assert exit_info.value.code == 2 and err.count("\n") == 1
+    assert "--param takes KEY=VALUE as one word: --param epsilon=1" in err
+
+
+def test_version_names_the_installed_distribution(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        main(["--version"])
+    out = capsys.readouterr().out
+    assert exit_info.value.code == 0 and out.startswith("dpplug ") and out.split()[1][0].isdigit()
+
+
+def test_describe_shows_every_parameter_name_whole_at_80_columns(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("COLUMNS", "80")
+    status, out, _ = run(capsys, "describe", "optimal-partition-selection")
+    assert status == 0
+    schema = dpplug.Registry.load(entry_points=False).get("optimal-partition-selection").cls.schema
+    names = [p.name for p in schema]
+    assert "max_partitions_contributed" in names
+    for name in names:
+        assert any(line.startswith(f"  {name}: ") for line in out.splitlines()), name

@@ -5,6 +5,10 @@ from __future__ import annotations
 
 import json
 import multiprocessing
+import os
+import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -16,29 +20,81 @@ from dpplug import levels
 @pytest.fixture(autouse=True)
 def cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
-    levels._package_digest.cache_clear()
+    levels.distribution_digest.cache_clear()
+    levels.own_digest.cache_clear()
     return tmp_path / "cache" / "dpplug" / "levels.json"
 
 
-def _package(root: Path, source: str) -> None:
+def _distribution(root: Path, source: str, data: str = "table") -> None:
+    """An installed distribution ``levels-test`` 1.0: its package (entry point ``dpplug``) and a
+    data file its record lists outside the package."""
     package = root / "levels_test_plugin"
     package.mkdir(exist_ok=True)
     (package / "__init__.py").write_text("")
     (package / "mechanism.py").write_text(source)
+    (root / "levels_test_data.txt").write_text(data)
+    info = root / "levels_test-1.0.dist-info"
+    info.mkdir(exist_ok=True)
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: levels-test\nVersion: 1.0\n")
+    (info / "entry_points.txt").write_text("[dpplug]\nplugin = levels_test_plugin.mechanism\n")
+    (info / "RECORD").write_text("levels_test_data.txt,,\nlevels_test-1.0.dist-info/RECORD,,\n")
+    levels.distribution_digest.cache_clear()
 
 
+@pytest.mark.parametrize("edit", ["code", "data"])
 def test_an_edited_plugin_reads_stale_not_its_old_level(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, edit: str
 ) -> None:
-    _package(tmp_path, "VALUE = 1\n")
+    _distribution(tmp_path, "VALUE = 1\n")
     monkeypatch.syspath_prepend(str(tmp_path))
-    module = "levels_test_plugin.mechanism"
-    levels.record_levels({("mech", "pkg 1.0", module): "exactly verified"}, "mode default")
-    assert levels.recorded_level("mech", "pkg 1.0", module) == "exactly verified"
-    _package(tmp_path, "VALUE = 2  # edited, same version\n")
-    levels._package_digest.cache_clear()
-    assert levels.recorded_level("mech", "pkg 1.0", module) == levels.STALE
-    assert levels.recorded_level("never-checked", "pkg 1.0", module) is None
+    key = ("mech", "levels-test 1.0 (plugin)", "levels-test")
+    levels.record_levels({key: "exactly verified"}, "mode default")
+    assert levels.recorded_level(*key) == "exactly verified"
+    if edit == "code":
+        _distribution(tmp_path, "VALUE = 2  # edited, same version\n")
+    else:
+        _distribution(tmp_path, "VALUE = 1\n", data="another table")
+    assert levels.recorded_level(*key) == levels.STALE
+    assert levels.recorded_level("never-checked", key[1], key[2]) is None
+
+
+def test_editing_a_built_in_or_the_suite_makes_every_level_stale(tmp_path: Path) -> None:
+    """In an installed layout (a copy of the package): an edit under plugins/ or conformance/
+    changes dpplug's fingerprint, one under adapters/ (which no contract runs) does not."""
+    root = Path(__file__).parents[2]
+    package = tmp_path / "dpplug"
+    shutil.copytree(root / "core", package, ignore=shutil.ignore_patterns("__pycache__"))
+    for folder in ("plugins", "conformance", "adapters"):
+        shutil.copytree(
+            root / folder, package / folder, ignore=shutil.ignore_patterns("__pycache__")
+        )
+
+    def fingerprint() -> str:
+        program = (
+            "from dpplug import levels; print(levels.code_fingerprint('dpplug'), levels.__file__)"
+        )
+        done = subprocess.run(
+            [sys.executable, "-c", program],
+            capture_output=True,
+            text=True,
+            env={**os.environ, "PYTHONPATH": str(tmp_path)},
+            check=True,
+        )
+        printed, where = done.stdout.split()
+        assert Path(where).is_relative_to(tmp_path)  # the copy, not the checkout
+        return printed
+
+    first = fingerprint()
+    with open(package / "adapters" / "opendp.py", "a") as adapter:
+        adapter.write("# an adapter edit\n")
+    assert fingerprint() == first
+    with open(package / "plugins" / "samplers" / "geosample.py", "a") as builtin:
+        builtin.write("# a built-in edit\n")
+    second = fingerprint()
+    assert second != first
+    with open(package / "conformance" / "hygiene.py", "a") as contract:
+        contract.write("# a contract edit\n")
+    assert fingerprint() not in (first, second)
 
 
 def _write(args: tuple[str, int]) -> None:
@@ -46,11 +102,11 @@ def _write(args: tuple[str, int]) -> None:
     import os
 
     os.environ["XDG_CACHE_HOME"] = cache_home
-    levels.record_levels({(f"m{index}", "src", "dpplug.levels"): "audited"}, "settings")
+    levels.record_levels({(f"m{index}", "src", "dpplug"): "audited"}, "settings")
 
 
 def test_concurrent_writers_lose_no_entry(cache: Path) -> None:
-    levels.record_levels({("first", "src", "dpplug.levels"): "declared"}, "settings")
+    levels.record_levels({("first", "src", "dpplug"): "declared"}, "settings")
     home = str(cache.parents[1])
     with multiprocessing.get_context("spawn").Pool(8) as pool:
         pool.map(_write, [(home, i) for i in range(16)])
@@ -63,10 +119,10 @@ def test_a_damaged_cache_warns_and_is_rebuilt(cache: Path, damage: str) -> None:
     cache.parent.mkdir(parents=True)
     cache.write_text(damage)
     with pytest.warns(UserWarning, match="levels cache"):
-        assert levels.recorded_level("x", "y", "dpplug.levels") is None
+        assert levels.recorded_level("x", "y", "dpplug") is None
     with pytest.warns(UserWarning, match="rebuilt"):
-        levels.record_levels({("x", "y", "dpplug.levels"): "audited"}, "settings")
-    assert levels.recorded_level("x", "y", "dpplug.levels") == "audited"
+        levels.record_levels({("x", "y", "dpplug"): "audited"}, "settings")
+    assert levels.recorded_level("x", "y", "dpplug") == "audited"
 
 
 def test_dpplug_list_shows_stale_levels(

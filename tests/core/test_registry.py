@@ -255,9 +255,9 @@ def test_a_built_in_family_that_cannot_import_is_quarantined_alone() -> None:
         import json, sys
         sys.modules["scipy.stats"] = None  # what a broken scipy install looks like
         import dpplug
-        from dpplug.cli import _listing
+        from dpplug.catalog import Catalog
         registry = dpplug.Registry.load(entry_points=False)
-        rows = _listing(registry)
+        rows = Catalog(registry, (), ()).rows()
         print(json.dumps({
             "names": sorted(e.name for e in registry),
             "broken": [[b.source.plugin, b.error] for b in registry.broken],
@@ -349,8 +349,8 @@ def test_a_plugin_whose_guarantee_raises_does_not_crash_the_listing() -> None:
         def guarantee(self) -> dpplug.Guarantee:
             raise RuntimeError("no guarantee today")
 
-    from dpplug.cli import _listing
+    from dpplug.catalog import listing_row
 
     registry = Registry.load([_registers(BadGuarantee)], entry_points=False)
-    (row,) = [r for r in _listing(registry) if r["name"] == "bad-guarantee"]
+    row = listing_row(registry.get("bad-guarantee"))
     assert row["status"] == "broken" and "RuntimeError: no guarantee today" in row["error"]

@@ -98,7 +98,8 @@ class PartitionSelector(Mechanism):
         rng = default_source(source)
 
         def decide(units: int) -> bool:
-            return bool(self.select(np.array([units], dtype=np.int64), rng).keep[0])
+            count = integer_scalar(units, 0, UNBOUNDED_COUNT, "a partition's unit count")
+            return bool(self.select(np.array([count], dtype=np.int64), rng).keep[0])
 
         return decide
 

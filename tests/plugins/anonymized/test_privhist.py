@@ -15,7 +15,9 @@ from gmpy2 import mpq
 
 import dpplug
 from dpplug.exact import display_ln
+from dpplug.kinds.anonymized_histogram_releaser.outputs import MAX_ITEMS
 from dpplug.plugins.anonymized import PrivHist
+from dpplug.plugins.anonymized.privhist import MAX_FAKE_COUNTS
 
 
 @pytest.mark.parametrize("epsilon", [mpq(1, 10), mpq(1, 2), 1, 2, 5])
@@ -125,3 +127,31 @@ def test_the_default_split_beats_the_papers_thirds_and_the_baseline_on_zipf_data
     ours = mean_error(dpplug.create("privhist", epsilon=1), data)
     assert ours < mean_error(dpplug.create("privhist", epsilon=1, **paper), data) / 2
     assert ours < mean_error(dpplug.create("sorted-histogram", epsilon=1, length=20_000), data)
+@pytest.mark.parametrize("shares", [(mpq(1, 3), mpq(1, 3)), (mpq(1, 2), mpq(49, 100))])
+def test_small_epsilon_is_refused_where_a_release_would_draw_too_many_fake_counts(
+    shares: tuple[Any, Any],
+) -> None:
+    """M fake counts are M noise draws: every admitted ε keeps M ≤ MAX_FAKE_COUNTS for any
+    released N, and the ε just below the smallest admitted one is refused, naming the limit."""
+    total_share, smoothing_share = shares
+    low, high = mpq(1, 10**7), mpq(1)  # refused, admitted
+    while high / low > mpq(101, 100):
+        middle = (low + high) / 2
+        try:
+            dpplug.create(
+                "privhist",
+                epsilon=middle,
+                total_share=total_share,
+                smoothing_share=smoothing_share,
+            )
+            high = middle
+        except dpplug.BadParameter as exc:
+            assert f"more than the {MAX_FAKE_COUNTS} a release may draw" in str(exc)
+            low = middle
+    smallest = dpplug.create(
+        "privhist", epsilon=high, total_share=total_share, smoothing_share=smoothing_share
+    )
+    assert MAX_FAKE_COUNTS // 2 < smallest.fake_counts(MAX_ITEMS) <= MAX_FAKE_COUNTS
+    assert smallest.fake_counts(2**70) == smallest.fake_counts(MAX_ITEMS)
+    release = smallest.release({"a": 3, "b": 1}, dpplug.SeededSource(0))
+    assert release.total >= 0
