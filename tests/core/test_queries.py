@@ -120,6 +120,9 @@ def test_sparsity_counts_the_rounded_support_and_order_is_canonical() -> None:
 class _Repeating(Mapping[Any, Any]):
     """A mapping whose items name one label twice (two spellings of the same int)."""
 
+    def __repr__(self) -> str:
+        return "_Repeating()"
+
     def __getitem__(self, key: Any) -> Any:
         return 1
 
