@@ -52,8 +52,8 @@ FORGED = [
     "data-zeroing-response",
     "cache-writing-response",
 ]
-#: Seconds every plugin may take to load, and its contracts to run.
-TIMEOUT = "20"
+#: Seconds every plugin may take to load, and its contracts to run (room for a busy machine).
+TIMEOUT = "60"
 
 
 @pytest.fixture(scope="module")
