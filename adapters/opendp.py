@@ -87,7 +87,8 @@ from dpplug.kind import DataForm, LabelDistance, ReleaseForm
 from dpplug.kinds.query_releaser.queries import canonical_label
 from dpplug.kinds.sampler import UNBOUNDED_COUNT
 from dpplug.mechanism import Mechanism
-from dpplug.params import Schema, param_text, params_from_text
+from dpplug.param_text import param_text, params_from_text
+from dpplug.params import Schema
 from dpplug.plugin_registry import Registry, registry
 
 FEATURES = ("contrib", "honest-but-curious")

@@ -29,7 +29,7 @@ from dpplug.errors import AccuracyWarning, BadParameter, DpplugError
 from dpplug.kinds import KINDS, CountingQuerySampler
 from dpplug.levels import recorded_level
 from dpplug.mechanism import Mechanism
-from dpplug.params import param_text, parse_value
+from dpplug.param_text import param_text, parse_value
 from dpplug.plugin_registry import Entry, Registry, registry
 from dpplug.randomness import SeededSource, SystemSource
 

@@ -41,6 +41,7 @@ from dpplug.enclosure import Enclosure, Lift
 from dpplug.exact import ceil_div, smallest_error_bound, smallest_reaching
 from dpplug.guarantee import COUNT_SENSITIVITY_1, Accuracy, ErrorBound, Guarantee
 from dpplug.kinds import CountingQuerySampler
+from dpplug.param_types import RATIONAL
 from dpplug.params import Param, Schema, count_bound_param, epsilon_param, unit_fraction
 from dpplug.plugins.samplers.geometric_params import GeometricParams
 from dpplug.plugins.samplers.noise_moments import ClampedNoise
@@ -65,7 +66,7 @@ class FastSample(CountingQuerySampler):
             ),
             Param(
                 "gamma",
-                "rational",
+                RATIONAL,
                 "Probability of uniform output (rounded down into 1/ℕ); adds at most γ to β.",
                 low=mpq(1, 1 << 128),
                 high=mpq(1, 2),

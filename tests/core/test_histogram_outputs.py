@@ -26,7 +26,7 @@ from dpplug.kinds.histogram_releaser.outputs import (
     EmptyBinLaw,
     SparseHistogram,
 )
-from dpplug.params import params_from_text
+from dpplug.param_text import params_from_text
 from dpplug.plugins.histograms.prime_field import proth_prime_at_least
 from dpplug.universe import IntegerRange, Labels, parse_universe
 

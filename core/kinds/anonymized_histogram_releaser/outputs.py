@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 from dpplug.errors import BadData, BadParameter, DpplugError
 from dpplug.guarantee import Accuracy, Guarantee
-from dpplug.params import param_text, params_from_text
+from dpplug.param_text import param_text, params_from_text
 
 if TYPE_CHECKING:
     from dpplug.plugin_registry import Registry
@@ -92,7 +92,7 @@ class AnonymizedHistogram:
     """One released anonymized histogram (see the module docstring).
 
     ``mechanism`` and ``params`` name the mechanism and its exact parameters (as
-    :func:`~dpplug.params.param_text` writes them), so that :meth:`from_bytes` can rebuild it
+    :func:`~dpplug.param_text.param_text` writes them), so that :meth:`from_bytes` can rebuild it
     and recompute the guarantee and accuracy.
     """
 

@@ -29,7 +29,7 @@ from dpplug.errors import BadData, DpplugError, UnknownMechanism
 from dpplug.exact import smallest_at_least
 from dpplug.guarantee import Accuracy, Guarantee
 from dpplug.kinds.histogram_releaser.limb_evaluation import LimbEvaluator
-from dpplug.params import params_from_text
+from dpplug.param_text import params_from_text
 from dpplug.universe import Universe
 
 if TYPE_CHECKING:
@@ -154,7 +154,7 @@ class CompactHistogram:
     (multipoint evaluation). Released nonempty bins read back exactly their noisy counts; every
     other label reads an independent-looking draw of M₀.
 
-    ``releaser`` and ``parameters`` (as text, :func:`~dpplug.params.param_text`) name the
+    ``releaser`` and ``parameters`` (as text, :func:`~dpplug.param_text.param_text`) name the
     releaser that produced it, so that :meth:`from_bytes` rebuilds it rather than trusting what
     the bytes claim.
     """

@@ -44,7 +44,7 @@ import numpy.typing as npt
 
 from dpplug.errors import BadData, DpplugError
 from dpplug.kinds.query_releaser.queries import Declaration, QueryAnswers, clamp
-from dpplug.params import param_text, params_from_text
+from dpplug.param_text import param_text, params_from_text
 from dpplug.randomness import RandomSource
 
 if TYPE_CHECKING:
