@@ -45,7 +45,6 @@ from dpplug.param_types import RATIONAL
 from dpplug.params import Param, Schema, count_bound_param, epsilon_param, unit_fraction
 from dpplug.plugins.samplers.geometric_params import GeometricParams
 from dpplug.plugins.samplers.noise_moments import ClampedNoise
-from dpplug.pmf import Pmf
 
 #: :meth:`FastSample._scaled_cdf` reads the 2t + 2 possible values of (1/γ − 1)(n+1)·F′ from a table
 #: built once when it holds at most this many bits (8 MiB), and evaluates F′'s formula otherwise.
@@ -161,9 +160,6 @@ class FastSample(CountingQuerySampler):
             high,
             u,
         )
-
-    def _pmf(self, count: int) -> Pmf:
-        return self._pmf_from_scaled_cdf(count)
 
     def _noise_variance(self, count: int) -> float:
         """(1 − γ)·(truncated, clamped geometric) + γ·Unif([0, n]), in closed form."""
