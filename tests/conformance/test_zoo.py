@@ -8,13 +8,14 @@ import os
 from typing import Any
 
 import pytest
-import zoo
 
 from dpplug import Registry
 from dpplug.conformance.isolation import Target, run_isolated
 from dpplug.conformance.results import ContractResult, Level, Outcome, PluginResult
 from dpplug.conformance.runner import CONTRACTS, run_contract
 from dpplug.conformance.settings import Settings
+
+from support import zoo
 
 ZOO_REGISTRY = Registry.load([zoo], entry_points=False)
 DEFAULT = Settings()

@@ -10,10 +10,11 @@ import types
 from pathlib import Path
 
 import pytest
-from conftest import RandomizedResponse
 
 import dpplug
 from dpplug import Registry
+
+from support.example_plugin import RandomizedResponse
 
 BUILTIN_SAMPLERS = {
     "discrete-gaussian",
@@ -221,7 +222,7 @@ def test_entry_points_load_third_party_plugins_and_quarantine_broken_ones(
 ) -> None:
     good = """
         import dpplug
-        from conftest import RandomizedResponse
+        from support.example_plugin import RandomizedResponse
 
         @dpplug.hookimpl
         def register_samplers(register):

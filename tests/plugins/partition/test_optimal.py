@@ -9,7 +9,10 @@ from typing import Any
 
 import pytest
 from gmpy2 import mpq
-from selector_support import (
+
+from dpplug.plugins.partition.optimal import breakpoints, closed_form, keep_probabilities
+
+from support.selectors import (
     GRID,
     OPTIMAL,
     b1_slack,
@@ -18,8 +21,6 @@ from selector_support import (
     grid_selector,
     selector,
 )
-
-from dpplug.plugins.partition.optimal import breakpoints, closed_form, keep_probabilities
 
 #: Rational e^ε ∈ [1.01, 20] and δ ∈ [1e-6, 0.99].
 LS = [mpq(101, 100), mpq(11, 10), mpq(3, 2), mpq(2), mpq(27, 10), mpq(7), mpq(20)]

@@ -19,7 +19,11 @@ from typing import Any
 
 import pytest
 from gmpy2 import mpq
-from selector_support import (
+
+import dpplug
+from dpplug.conformance.divergence import hockey_stick
+
+from support.selectors import (
     GAUSSIAN,
     GRID_SELECTORS,
     SELECTORS,
@@ -31,9 +35,6 @@ from selector_support import (
     grid_selector,
     selector,
 )
-
-import dpplug
-from dpplug.conformance.divergence import hockey_stick
 
 CASES = grid_cases()
 

@@ -12,7 +12,11 @@ import numpy as np
 import pytest
 from gmpy2 import mpq
 from scipy.stats import binomtest
-from selector_support import (
+
+import dpplug
+from dpplug.plugins.partition.optimal import keep_probabilities
+
+from support.selectors import (
     TGT,
     case_id,
     exp_lower_bound,
@@ -21,9 +25,6 @@ from selector_support import (
     grid_selector,
     selector,
 )
-
-import dpplug
-from dpplug.plugins.partition.optimal import keep_probabilities
 
 #: Thm 5 / eq. 8 over the grid where k ≤ 400 (exact recurrence and tail on 2k + 3 unit counts).
 THM5_MAX_K = 400
