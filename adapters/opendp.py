@@ -89,7 +89,7 @@ from dpplug.kinds.sampler import UNBOUNDED_COUNT
 from dpplug.mechanism import Mechanism
 from dpplug.param_text import param_text, params_from_text
 from dpplug.params import Schema
-from dpplug.plugin_registry import Registry, registry
+from dpplug.plugin_registry import Registry, resolve_registry
 
 FEATURES = ("contrib", "honest-but-curious")
 INTEGER_TYPES = ("i32", "i64", "u32", "u64")
@@ -461,7 +461,7 @@ def make_measurement(
     nothing, with map 0, whose every call is a :class:`~dpplug.errors.BadParameter`.
     """
     _require_features()
-    plugins = _registry(registry)
+    plugins = resolve_registry(registry)
     entry = plugins.get(name)
     built = dict(params)
     placed = Placed.WITHIN
@@ -493,10 +493,6 @@ def make_measurement(
         "input": {"form": form.form, "T": form.T, "size": form.size},
     }
     return measurement
-
-
-def _registry(given: Registry | None) -> Registry:
-    return registry() if given is None else given
 
 
 def then_measurement(name: str, *, registry: Registry | None = None, **params: object) -> Any:
@@ -553,7 +549,7 @@ def register_context_constructors(registry: Registry | None = None) -> list[str]
     """
     _require_features()
     names = []
-    for entry in _registry(registry).entries():
+    for entry in resolve_registry(registry).entries():
         constructor = context_constructor(entry.name, entry.cls.schema, registry)
         name = constructor.__name__.removeprefix("make_")
         dp.register(constructor, name=name)

@@ -80,7 +80,7 @@ from dpplug.errors import BadData, BadParameter, NotSupported
 from dpplug.kind import CentralPlan, Kind, PipelineRole, check_role
 from dpplug.kinds import CountingQuerySampler, PartitionSelector
 from dpplug.mechanism import Mechanism
-from dpplug.plugin_registry import Entry, Registry, registry
+from dpplug.plugin_registry import Entry, Registry, resolve_registry
 from dpplug.randomness import SystemSource
 
 #: Parameters PipelineDP's budget accountant and aggregation parameters supply.
@@ -108,7 +108,7 @@ class PluginSpec:
         return any(p.name == parameter for p in self.entry().cls.schema)
 
     def entry(self) -> Entry:
-        return _registry(self.registry).get(self.name)
+        return resolve_registry(self.registry).get(self.name)
 
     def call(self) -> str:
         """The plugin's name and the parameters the user fixed, as a call: ``name(k=v, …)``."""
@@ -129,10 +129,6 @@ class PluginSpec:
         return False
 
 
-def _registry(given: Registry | None) -> Registry:
-    return registry() if given is None else given
-
-
 @functools.cache
 def _build(spec: PluginSpec, budget: tuple[tuple[str, Any], ...]) -> Mechanism:
     return spec.entry().create(**dict(spec.params), **dict(budget))
@@ -147,7 +143,7 @@ def _spec(
     plugins: Registry | None,
     what: str,
 ) -> PluginSpec:
-    entry = _registry(plugins).get(name)
+    entry = resolve_registry(plugins).get(name)
     check_role(entry.kind, role, what)
     fixed = sorted(set(params) & set(reserved))
     if fixed:

@@ -184,7 +184,7 @@ class AnonymizedHistogram:
         (:class:`BadData` saying what is wrong) and the mechanism is rebuilt through *registry*
         (the default registry when ``None``) to recompute the guarantee and the accuracy."""
         from dpplug.kinds.anonymized_histogram_releaser.base import AnonymizedHistogramReleaser
-        from dpplug.plugin_registry import registry as default_registry
+        from dpplug.plugin_registry import resolve_registry
 
         try:
             if not isinstance(data, bytes | bytearray):
@@ -212,7 +212,7 @@ class AnonymizedHistogram:
                 prevalences[r] = phi
             if sum(r * phi for r, phi in prevalences.items()) > 2 * MAX_ITEMS:
                 raise ValueError(f"more than {2 * MAX_ITEMS} items")
-            plugins = default_registry() if registry is None else registry
+            plugins = resolve_registry(registry)
             mechanism = plugins.create(name, **params_from_text(params))
             if not isinstance(mechanism, AnonymizedHistogramReleaser):
                 raise ValueError(f"{name!r} is not an anonymized-histogram releaser")
