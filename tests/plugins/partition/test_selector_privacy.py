@@ -81,10 +81,22 @@ def test_per_partition_four_inequalities(case: tuple[str, Fraction, Fraction, in
         assert worst == delta
 
 
+def _has_exact_law(s: Any) -> bool:
+    """Whether the selector's released value has an exact law within the size limit (not for
+    k ≳ 800 on the grid: 2k + 1 outputs of ~10^5-bit denominators)."""
+    try:
+        s.output_pmf(0)
+    except dpplug.NotSupported:
+        return False
+    return True
+
+
+#: The TGT grid cases whose released value has an exact law to check.
+TGT_LAW_CASES = [c for c in CASES if c[0] == TGT and _has_exact_law(grid_selector(c))]
+
+
 @pytest.mark.parametrize(
-    "case",
-    slow_marked([c for c in CASES if c[0] == TGT], lambda s: s.k > TGT_SAMPLED_PMF),
-    ids=case_id,
+    "case", slow_marked(TGT_LAW_CASES, lambda s: s.k > TGT_SAMPLED_PMF), ids=case_id
 )
 def test_tgt_hockey_stick_of_released_counts(case: tuple[str, Fraction, Fraction, int]) -> None:
     """Σ max(0, P − L·Q) ≤ δ′ in both directions for the laws of the released value (0 = dropped,
