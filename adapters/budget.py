@@ -23,6 +23,7 @@ from dpplug.errors import PluginFault
 from dpplug.exact import as_rational
 from dpplug.guarantee import within_budget
 from dpplug.mechanism import Mechanism
+from dpplug.param_types import RationalType
 
 
 class Placed(Enum):
@@ -41,7 +42,7 @@ def place(cls: type[Mechanism], parameter: str, value: object) -> tuple[Any, Pla
     schema declares. A value that is not a number is passed on unchanged (the schema then says
     what is wrong), and so is one for a parameter the schema does not declare."""
     declared = next((p for p in cls.schema if p.name == parameter), None)
-    if declared is None or declared.type != "rational":
+    if declared is None or not isinstance(declared.type, RationalType):
         return value, Placed.WITHIN
     try:
         exact = as_rational(value)

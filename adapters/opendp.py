@@ -88,8 +88,9 @@ from dpplug.kind import DataForm, LabelDistance, ReleaseForm
 from dpplug.kinds.query_releaser.queries import canonical_label
 from dpplug.kinds.sampler import UNBOUNDED_COUNT
 from dpplug.mechanism import Mechanism
-from dpplug.params import Schema, param_text, params_from_text
-from dpplug.plugin_registry import Registry, registry
+from dpplug.param_text import param_text, params_from_text
+from dpplug.params import Schema
+from dpplug.plugin_registry import Registry, resolve_registry
 
 FEATURES = ("contrib", "honest-but-curious")
 INTEGER_TYPES = ("i32", "i64", "u32", "u64")
@@ -465,7 +466,7 @@ def make_measurement(
     nothing, with map 0, whose every call is a :class:`~dpplug.errors.BadParameter`.
     """
     _require_features()
-    plugins = _registry(registry)
+    plugins = resolve_registry(registry)
     choice = best_named(name, params, plugins)
     if choice is not None:
         name, params = choice.name, choice.params
@@ -507,10 +508,6 @@ def make_measurement(
 
 def _call_text(params: Mapping[str, object]) -> str:
     return ", ".join(f"{k}={param_text(v)}" for k, v in params.items() if v is not None)
-
-
-def _registry(given: Registry | None) -> Registry:
-    return registry() if given is None else given
 
 
 def then_measurement(name: str, *, registry: Registry | None = None, **params: object) -> Any:
@@ -570,7 +567,7 @@ def register_context_constructors(registry: Registry | None = None) -> list[str]
     """
     _require_features()
     names = []
-    for entry in _registry(registry).entries():
+    for entry in resolve_registry(registry).entries():
         constructor = context_constructor(entry.name, entry.cls.schema, registry)
         name = constructor.__name__.removeprefix("make_")
         dp.register(constructor, name=name)

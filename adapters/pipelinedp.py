@@ -81,7 +81,7 @@ from dpplug.errors import BadData, BadParameter, NotSupported
 from dpplug.kind import CentralPlan, Kind, PipelineRole, check_role
 from dpplug.kinds import CountingQuerySampler, PartitionSelector
 from dpplug.mechanism import Mechanism
-from dpplug.plugin_registry import Entry, Registry, registry
+from dpplug.plugin_registry import Entry, Registry, resolve_registry
 from dpplug.randomness import SystemSource
 
 #: Parameters PipelineDP's budget accountant and aggregation parameters supply.
@@ -109,7 +109,7 @@ class PluginSpec:
         return any(p.name == parameter for p in self.entry().cls.schema)
 
     def entry(self) -> Entry:
-        return _registry(self.registry).get(self.name)
+        return resolve_registry(self.registry).get(self.name)
 
     def call(self) -> str:
         """The plugin's name and the parameters the user fixed, as a call: ``name(k=v, …)``."""
@@ -128,10 +128,6 @@ class PluginSpec:
     def is_weighted_gaussian(self) -> bool:
         """Read by PipelineDP's select_partitions to route its weighted Gaussian strategy."""
         return False
-
-
-def _registry(given: Registry | None) -> Registry:
-    return registry() if given is None else given
 
 
 @functools.cache
@@ -156,7 +152,7 @@ def _spec(
         )
     # A best: name is checked with the mechanism it would choose at the trial budget.
     choice = best_named(name, {**params, **trial}, plugins)
-    entry = _registry(plugins).get(choice.name if choice else name)
+    entry = resolve_registry(plugins).get(choice.name if choice else name)
     check_role(entry.kind, role, what)
     spec = PluginSpec(name, entry.kind, tuple(sorted(params.items())), plugins)
     declared = {p.name for p in entry.cls.schema}

@@ -33,7 +33,7 @@ from timing import add_headlines_option, console, headline, write_headlines
 
 import dpplug
 from dpplug.comparison_views import README_TASKS
-from dpplug.params import parse_value
+from dpplug.param_text import parse_value
 
 BETA = Fraction(1, 20)
 TARGET_SECONDS = 2.0

@@ -1,8 +1,9 @@
 """Contract 2, bad input: every invalid parameter and every invalid piece of data raises a dpplug
 error, and nothing is drawn from the random source first (a bad call releases nothing).
 
-Three parts: the boundary values of every declared parameter (≤ 0, NaN, ±inf, wrong type, out of
-range, huge; malformed names, universes and option lists); the bad data each kind's probe lists
+Three parts: the boundary values of every declared parameter, as its type lists them
+(:meth:`~dpplug.param_types.ParamType.bad_values`: ≤ 0, NaN, ±inf, wrong type, out of range,
+huge; malformed names, universes and option lists); the bad data each kind's probe lists
 (negative or out-of-range counts, non-integers, wrong types; for histogram releasers also labels
 outside the universe, more than n rows, and a string where rows are expected); then a
 property-based search (hypothesis, derandomised from the run's seed) over arbitrary parameter
@@ -12,7 +13,6 @@ generates.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 from functools import partial
 from typing import Any
@@ -30,50 +30,6 @@ from dpplug.plugin_registry import Entry
 from dpplug.randomness import SeededSource
 
 NAME = "bad-input"
-_WRONG_TYPES: tuple[object, ...] = ("1", True, [1], {"a": 1}, object())
-_NON_FINITE = (math.nan, math.inf, -math.inf)
-
-
-#: Invalid values of the non-numeric parameter types (see :meth:`dpplug.params.Param.coerce`).
-_INVALID_BY_TYPE: dict[str, tuple[object, ...]] = {
-    "boolean": ("true", 1, 0, 1.0, math.nan, [True]),
-    "text": ("", 1, 1.5, True, b"name", ["name"], {"name": 1}),
-    "universe": (
-        "",
-        "range:5:1",
-        "range:0",
-        "range:a:b",
-        "bytes:-1",
-        "text:x",
-        "labels:[]",
-        'labels:["a", "a"]',
-        "labels:[true]",
-        'labels:{"a": 1}',
-        "no-such-universe:3",
-        3,
-        ["a", "b"],
-    ),
-    "options": ("gamma", "=1", "gamma=1,,=2", 5, ["gamma=1"], {1: 2}, {"no_such_option": 1}),
-}
-
-
-def _invalid_values(param: Param) -> list[object]:
-    if param.type in _INVALID_BY_TYPE:
-        values = list(_INVALID_BY_TYPE[param.type])
-    else:
-        values = _invalid_numbers(param)
-    return values if param.optional else [*values, None]
-
-
-def _invalid_numbers(param: Param) -> list[object]:
-    values: list[object] = [*_WRONG_TYPES, *_NON_FINITE, 10**400, -(10**400)]
-    if param.low is not None:
-        values.append(param.low if param.low_open else param.low - 1)
-    if param.high is not None:
-        values.append(param.high if param.high_open else param.high + 1)
-    if param.type == "integer":
-        values += [1.5, 2.0]
-    return values
 
 
 class _Violation(Exception):
@@ -147,7 +103,7 @@ def check(entry: Entry, settings: Settings) -> ContractResult:
             case = probe.params
             source = SeededSource(settings.seed)
             for param in entry.cls.schema:
-                for value in _invalid_values(param):
+                for value in param.bad_values():
                     tried += 1
                     call = _changed(entry, case, {param.name: value})
                     _expect_rejection(f"{param.name}={value!r}", call, source)

@@ -37,6 +37,7 @@ from dpplug.conformance.divergence import exact_text
 from dpplug.conformance.replay import SMALL_DRAW, Law
 from dpplug.enclosed_law import EnclosedLaw
 from dpplug.errors import NotSupported
+from dpplug.exact import Rat
 from dpplug.randomness import RandomSource
 
 #: The smallest path probability a replay against an enclosed law explores
@@ -49,8 +50,6 @@ REPLAY_RUNS = 10_000
 #: ``bits(k)`` of more than this many bits is served as a :class:`LazyBits` word (a chunk of
 #: raw bits the code will slice); fewer bits as a :class:`LazyUniform`.
 LAZY_BITS = 64
-
-Rat = Any  # gmpy2.mpq
 
 
 class _NeedDecision(Exception):

@@ -27,10 +27,9 @@ from gmpy2 import mpq
 from dpplug.bounds import Ball, ball, positive_part
 from dpplug.composition import exp_exceeds
 from dpplug.enclosed_law import EnclosedLaw
+from dpplug.exact import Rat
 from dpplug.guarantee import Guarantee
 from dpplug.pmf import Pmf
-
-Rat = Any  # gmpy2.mpq (gmpy2 ships no type stubs)
 
 #: Precisions (bits) at which a guarantee is decided from enclosures, each tried only when the
 #: one before left it undecided.

@@ -4,13 +4,14 @@ An author's cases show what the author thought of; a flaw that only appears with
 pre-threshold, bounded DP, another sampler or an ε the author never tried passes them. Two sets
 of cases are derived from the schema, each covered whatever the run's seed:
 
-- **Every value of every parameter**, one parameter moved on a declared case: both booleans, the
-  smallest integers, a ladder of rationals within range (ε from 1/1000 to 64, and the range's
-  bounds, which stand for rungs within a factor 5/4 of them) with one seeded log-uniform
-  rational inside each gap of the ladder wider than a factor :data:`GAP` (so a flaw on a whole
-  gap, such as 2 < ε < 8, is found), for text parameters (a releaser's ``sampler``) the
-  name of every built-in mechanism and of every other mechanism of the plugin's own
-  distribution.
+- **Every value of every parameter**, one parameter moved on a declared case: the values its
+  type offers (:meth:`~dpplug.param_types.ParamType.candidates`): both booleans, the smallest
+  integers, a ladder of rationals within range (ε from 1/1000 to 64, and the range's bounds,
+  which stand for rungs within a factor 5/4 of them) with one seeded log-uniform rational inside
+  each gap of the ladder wider than a factor :attr:`~dpplug.param_types.RationalType.GAP` (so a
+  flaw on a whole gap, such as 2 < ε < 8, is found), for text parameters (a releaser's
+  ``sampler``) the name of every built-in mechanism and of every other mechanism of the
+  plugin's own distribution.
 - **Options pairwise**: the options (boolean and integer parameters a caller may leave out, such
   as a selector's ℓ₀, ``pre_threshold`` and ``replace_one``), each left out or set to its first
   other value, are set together on a declared case so that every two settings of two options
@@ -27,15 +28,13 @@ choice of :data:`MAX_GENERATED_OTHERS`.
 
 from __future__ import annotations
 
-import math
 import random
 from collections.abc import Callable, Mapping
-from itertools import combinations, pairwise, zip_longest
+from itertools import combinations, zip_longest
 from typing import Any, TypeVar
 
-from gmpy2 import mpq
-
 from dpplug.errors import DpplugError
+from dpplug.param_types import BooleanType, IntegerType
 from dpplug.params import Param
 from dpplug.plugin_registry import Entry
 
@@ -45,12 +44,6 @@ MAX_GENERATED = 48
 #: The most generated cases per plugin of another probe (releasers, whose release laws are costly
 #: to enumerate): a seeded choice of the groups.
 MAX_GENERATED_OTHERS = 12
-#: Rationals tried for rational parameters (those the parameter's range allows).
-_RATIONALS = tuple(mpq(v) for v in ("1/1000", "1/20", "1/4", "1/2", "1", "2", "8", "64"))
-#: A gap between two tried rationals wider than this factor gets a seeded point inside.
-GAP = 2
-#: A rung of the ladder this close (as a factor) to a bound of the range is left to the bound.
-_NEAR = mpq(5, 4)
 #: An option left out of a case (its default, or absent for an optional one).
 _ABSENT = "<absent>"
 
@@ -59,52 +52,16 @@ T = TypeVar("T")
 
 
 def _values(param: Param, entry: Entry, rng: random.Random) -> list[object]:
-    """Values of *param* worth trying, all inside its declared range."""
-    if param.type == "boolean":
-        return [False, True]
-    if param.type == "text":  # names of mechanisms (a releaser's sampler): trusted ones only,
-        # the built-ins and the plugin's own, so no other plugin's flaw becomes this one's
-        trusted = {"dpplug", entry.source.distribution}
-        return [
-            other.name
-            for other in entry.registry or ()
-            if other.name != entry.name and other.source.distribution in trusted
-        ]
-    if param.type == "integer":
-        low = int(param.low) if param.low is not None else 0
-        values: list[object] = [low, low + 1, low + 2]
-        if param.high is not None and param.high <= low + 16:
-            values.append(int(param.high))
-        return [v for v in values if param.high is None or v <= param.high]
-    if param.type == "rational":
-        bounds = [mpq(b) for b in (param.low, param.high) if b is not None and _inside(param, b)]
-        rungs = [v for v in _RATIONALS if _inside(param, v) and not _near(v, bounds)]
-        ladder = sorted(dict.fromkeys([*rungs, *bounds]))
-        inside = [_between(a, b, rng) for a, b in pairwise(ladder) if 0 < a and GAP * a < b]
-        return [*ladder, *(v for v in inside if _inside(param, v))]
-    return []  # universes and options: the declared ones
-
-
-def _near(value: Any, bounds: list[Any]) -> bool:
-    """Whether *value* is within a factor :data:`_NEAR` of one of *bounds* (which stands for it)."""
-    return any(0 < b and b / _NEAR <= value <= b * _NEAR for b in bounds)
-
-
-def _between(low: Any, high: Any, rng: random.Random) -> Any:
-    """A log-uniform rational in (low, high), 0 < low, to three significant digits (a test
-    point: floats choose it, the case gets the exact rational)."""
-    x = math.exp(rng.uniform(math.log(low), math.log(high)))
-    exponent = math.floor(math.log10(x)) - 2
-    value = mpq(round(x / 10.0**exponent)) * mpq(10) ** exponent
-    return value if low < value < high else mpq(low + high) / 2
-
-
-def _inside(param: Param, value: Any) -> bool:
-    try:
-        param.coerce(value)
-    except DpplugError:
-        return False
-    return True
+    """Values of *param* worth trying, all inside its declared range; names of mechanisms only
+    of trusted ones, the built-ins and the plugin's own, so no other plugin's flaw becomes this
+    one's."""
+    trusted = {"dpplug", entry.source.distribution}
+    names = [
+        other.name
+        for other in entry.registry or ()
+        if other.name != entry.name and other.source.distribution in trusted
+    ]
+    return param.candidates(names, rng)
 
 
 def _normal(case: Mapping[str, Any], entry: Entry) -> Case:
@@ -124,7 +81,7 @@ def _options(entry: Entry, values: dict[str, list[object]]) -> dict[str, list[ob
     return {
         p.name: [_ABSENT, *[v for v in values[p.name] if v != p.default][:1]]
         for p in entry.cls.schema
-        if p.type in ("boolean", "integer") and not p.required
+        if isinstance(p.type, BooleanType | IntegerType) and not p.required
     }
 
 

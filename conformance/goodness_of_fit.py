@@ -22,9 +22,8 @@ import numpy as np
 from gmpy2 import mpq
 from scipy.stats import chi2
 
+from dpplug.exact import Rat
 from dpplug.pmf import Pmf
-
-Rat = Any  # gmpy2.mpq (gmpy2 ships no type stubs)
 
 
 @dataclass(frozen=True)

@@ -20,11 +20,12 @@ from typing import Any
 import flint
 from gmpy2 import mpq
 
+from dpplug.exact import Rat
+
 #: Working precision of the balls, in bits.
 PRECISION = 256
 
 Ball = Any  # flint.arb (python-flint ships no type stubs)
-Rat = Any  # gmpy2.mpq
 
 
 @contextmanager

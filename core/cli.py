@@ -31,7 +31,7 @@ from dpplug.data import integer_scalar
 from dpplug.errors import AccuracyWarning, BadParameter, DpplugError
 from dpplug.kinds import KINDS, CountingQuerySampler
 from dpplug.levels import recorded_level
-from dpplug.params import param_text, parse_value
+from dpplug.param_text import param_text, parse_value
 from dpplug.plugin_registry import Entry, Registry, Source
 from dpplug.randomness import SeededSource, SystemSource
 

@@ -50,7 +50,8 @@ from dpplug.kinds import QueryReleaser
 from dpplug.kinds.query_releaser.histogram_queries import answer_error
 from dpplug.levels import recorded_level
 from dpplug.mechanism import Mechanism
-from dpplug.params import TypedFraction, param_text
+from dpplug.param_text import TypedFraction, param_text
+from dpplug.param_types import IntegerType
 from dpplug.plugin_registry import Entry, Registry, registry
 
 #: Short names a task may use for the mechanisms' parameters.
@@ -557,7 +558,7 @@ def _is_integer(task: Task, parameter: str, registry_: Registry) -> bool:
     for entry in registry_.entries(task.kind):
         for p in entry.cls.schema:
             if p.name == parameter:
-                return bool(p.type == "integer")
+                return isinstance(p.type, IntegerType)
     return parameter == "n"
 
 

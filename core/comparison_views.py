@@ -25,7 +25,7 @@ from dpplug.comparison import (
 )
 from dpplug.errors import BadParameter
 from dpplug.exact import as_rational
-from dpplug.params import parse_value
+from dpplug.param_text import parse_value
 from dpplug.plugin_registry import Registry
 
 #: The table's width.

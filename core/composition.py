@@ -27,7 +27,6 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
-from typing import Any
 
 import numpy as np
 from gmpy2 import mpq
@@ -35,9 +34,7 @@ from scipy import special
 from scipy.optimize import minimize_scalar
 
 from dpplug.bounds import Ball, ball, log_float, positive_part, upper_of
-from dpplug.exact import exp_upper
-
-Rat = Any  # gmpy2.mpq
+from dpplug.exact import Rat, exp_upper
 
 #: Significant bits of a searched step parameter (ε₀, ρ): it is a dyadic rational this precise.
 STEP_BITS = 40

@@ -37,11 +37,8 @@ from gmpy2 import isqrt, mpq, mpz
 from dpplug.bounds import Ball, ball, lower, precise, upper, upper_of
 from dpplug.enclosed_law import EnclosedLaw
 from dpplug.errors import NotSupported
-from dpplug.exact import smallest_error_bound
+from dpplug.exact import Rat, smallest_error_bound
 from dpplug.randomness import RandomSource
-
-Rat = Any  # gmpy2.mpq
-
 
 #: The widest window (± outputs) :func:`gaussian_enclosure` encloses.
 MAX_ENCLOSED_RADIUS = 4096

@@ -17,14 +17,12 @@ precision in between. An exact law is the special case lo = hi (:meth:`EnclosedL
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 from gmpy2 import mpq
 
 from dpplug.bounds import Ball, lower, upper
+from dpplug.exact import Rat
 from dpplug.pmf import Pmf
-
-Rat = Any  # gmpy2.mpq
 
 
 @dataclass(frozen=True)

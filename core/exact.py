@@ -22,7 +22,9 @@ from dpplug.enclosure import Enclosure, at_most
 #: Bits of working precision for the directed-rounding bounds on e^x.
 _EXP_PRECISION = 256
 
-Rat = Any  # gmpy2.mpq (gmpy2 ships no type stubs)
+#: An exact rational, a ``gmpy2.mpq`` (``Any`` to the type checker: gmpy2 ships no type stubs);
+#: the one alias every module uses for exact rationals.
+Rat = Any
 
 
 def as_rational(value: object) -> Rat:

@@ -13,23 +13,14 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from dpplug.errors import BadParameter
 from dpplug.guarantee import Accuracy, Guarantee
-from dpplug.params import Param, Schema
+from dpplug.params import Schema, probability_param
 
 if TYPE_CHECKING:
     from dpplug.kind import Kind
     from dpplug.plugin_registry import Registry
     from dpplug.structures import ExactStructure
 
-BETA = Param(
-    "beta",
-    "rational",
-    "Failure probability of the accuracy bound.",
-    low=0,
-    high=1,
-    low_open=True,
-    high_open=True,
-    example="0.05",
-)
+BETA = probability_param("beta", "Failure probability of the accuracy bound.")
 #: How many (β, accuracy) pairs :meth:`Mechanism.accuracy` keeps per mechanism.
 _ACCURACIES_KEPT = 8
 

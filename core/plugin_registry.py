@@ -1,6 +1,6 @@
 """The registry: the one place that knows which plugins exist (pluggy, entry points ``dpplug``).
 
-Built-in mechanisms are loaded first, one family at a time (:data:`dpplug.plugins.DEFAULT_PLUGINS`,
+Built-in mechanisms are loaded first, one family at a time (:data:`BUILT_IN_FAMILIES`,
 each family its own default plugin), through the same hooks a third party uses; then every entry
 point in the group ``dpplug``. A plugin (a built-in family included) that fails to import, to
 validate against the hookspecs, or to register is quarantined with its error and listed as
@@ -35,9 +35,17 @@ from dpplug.kind import Kind
 from dpplug.kinds import KINDS
 from dpplug.mechanism import Mechanism
 from dpplug.params import Schema
-from dpplug.plugins import DEFAULT_PLUGINS
 
 ENTRY_POINT_GROUP = "dpplug"
+#: The built-in families (packages under ``dpplug.plugins``), in the order the registry loads
+#: them: named, not imported, so core imports nothing of the plugins until it loads them.
+BUILT_IN_FAMILIES = (
+    "dpplug.plugins.samplers",
+    "dpplug.plugins.partition",
+    "dpplug.plugins.histograms",
+    "dpplug.plugins.anonymized",
+    "dpplug.plugins.queries",
+)
 
 #: What a mechanism name looks like: lower-case words joined by dashes.
 NAME_PATTERN = r"^[a-z][a-z0-9]*(-[a-z0-9]+)*$"
@@ -121,7 +129,7 @@ class Registry:
         manager = pluggy.PluginManager("dpplug")
         manager.add_hookspecs(type("KindHooks", (), {kind.hook: kind.hookspec for kind in KINDS}))
         version = _version("dpplug")
-        for family in DEFAULT_PLUGINS:
+        for family in BUILT_IN_FAMILIES:
             load = functools.partial(importlib.import_module, family)
             registry._add(manager, Source(family, "dpplug", version), load)
         for plugin in plugins:
@@ -290,6 +298,12 @@ def registry(reload: bool = False) -> Registry:
     if _default is None or reload:
         _default = Registry.load()
     return _default
+
+
+def resolve_registry(given: Registry | None) -> Registry:
+    """*given*, or the default registry (:func:`registry`) when it is ``None``: an explicitly
+    passed registry, even an empty one, is always the one used."""
+    return registry() if given is None else given
 
 
 def create(name: str, **params: object) -> Mechanism:

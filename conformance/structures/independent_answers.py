@@ -49,6 +49,7 @@ from dpplug.conformance.settings import Settings
 from dpplug.conformance.structures.verifier import Verifier
 from dpplug.enclosed_law import EnclosedLaw
 from dpplug.errors import NotSupported
+from dpplug.exact import Rat
 from dpplug.guarantee import Guarantee
 from dpplug.kinds.query_releaser.polynomial_law import PolynomialLaw
 from dpplug.kinds.query_releaser.structures import IndependentAnswers
@@ -59,8 +60,6 @@ from dpplug.surfaces import Dimension
 if TYPE_CHECKING:
     from dpplug.conformance.probes.query_releaser.probe import QueryReleaserProbe
     from dpplug.kinds import QueryReleaser
-
-Rat = Any  # gmpy2.mpq
 
 
 #: The most answers whose composition is decided exactly (the optimal composition sums up to

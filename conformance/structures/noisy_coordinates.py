@@ -38,6 +38,7 @@ from dpplug.conformance.settings import Settings
 from dpplug.conformance.structures.verifier import Verifier
 from dpplug.enclosed_law import EnclosedLaw
 from dpplug.errors import NotSupported
+from dpplug.exact import Rat
 from dpplug.guarantee import Guarantee
 from dpplug.kinds.query_releaser.coordinate_noise import CoordinateNoise
 from dpplug.kinds.query_releaser.projections import SparseProjection
@@ -48,8 +49,6 @@ from dpplug.randomness import RandomSource
 if TYPE_CHECKING:
     from dpplug.conformance.probes.query_releaser.probe import QueryReleaserProbe
     from dpplug.kinds import QueryReleaser
-
-Rat = Any  # gmpy2.mpq
 
 
 def loss_disagreement(noise: CoordinateNoise, law: EnclosedLaw) -> str | None:

@@ -48,6 +48,7 @@ from dpplug.conformance.structures.verifier import Verifier
 from dpplug.discrete_noise import laplace_cdf
 from dpplug.enclosed_law import EnclosedLaw
 from dpplug.errors import NotSupported
+from dpplug.exact import Rat
 from dpplug.guarantee import Guarantee
 from dpplug.kinds.query_releaser.queries import QueryAnswers, SparseQuery, sparse_query
 from dpplug.kinds.query_releaser.sparse_vector import SparseVectorRounds
@@ -58,7 +59,6 @@ if TYPE_CHECKING:
     from dpplug.conformance.probes.query_releaser.probe import QueryReleaserProbe
     from dpplug.kinds import QueryReleaser
 
-Rat = Any  # gmpy2.mpq
 
 #: Buckets of the answer's offset from the truth on each side (each about b_ans/2 wide; the
 #: outermost hold the tails beyond about 3·b_ans).

@@ -18,11 +18,10 @@ is ℓ₁ non-expansive.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 from gmpy2 import mpq
 
-Rat = Any  # an int or gmpy2.mpq
+from dpplug.exact import Rat
 
 
 def pava_blocks(sums: Sequence[Rat], weights: Sequence[Rat]) -> list[tuple[Rat, Rat, int]]:

@@ -94,6 +94,7 @@ from dpplug.errors import BadParameter
 from dpplug.guarantee import Accuracy, ErrorBound, Guarantee, Neighbouring, Relation
 from dpplug.kinds import AccuracyScope, AnonymizedHistogramReleaser, Prevalences
 from dpplug.kinds.anonymized_histogram_releaser.outputs import MAX_ITEMS, AnonymizedHistogram
+from dpplug.param_types import RATIONAL
 from dpplug.params import Param, Schema, epsilon_param
 from dpplug.plugins.anonymized.pava import pava_blocks, round_non_negative
 from dpplug.plugins.anonymized.prevalence import (
@@ -127,7 +128,7 @@ MAX_FAKE_COUNTS = 10**6
 def _share(name: str, doc: str, high_open: bool, default: Any) -> Param:
     return Param(
         name,
-        "rational",
+        RATIONAL,
         doc,
         low=mpq(1, 100),
         high=mpq(1, 2),
@@ -167,7 +168,7 @@ class PrivHist(AnonymizedHistogramReleaser):
             ),
             Param(
                 "smoothing_up_to",
-                "rational",
+                RATIONAL,
                 "PRIVHIST-HIGHPRIVACY (the smoothing block ε₃) for ε up to this, "
                 "PRIVHIST-LOWPRIVACY above it (the paper: 1; the default is where measured "
                 "errors cross).",

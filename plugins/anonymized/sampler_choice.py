@@ -18,26 +18,23 @@ from gmpy2 import mpq
 from dpplug.errors import BadParameter
 from dpplug.guarantee import COUNT_SENSITIVITY_1
 from dpplug.kinds import SAMPLER, CountingQuerySampler
-from dpplug.params import Param
+from dpplug.param_types import TEXT
+from dpplug.params import Param, probability_param
 from dpplug.plugin_registry import Registry
 
 #: The sampler parameter every anonymized releaser shares.
 SAMPLER_PARAM = Param(
     "sampler",
-    "text",
+    TEXT,
     "Name of any registered unbounded two-sided geometric sampler (the noise G(e^ε)).",
     default="discrete-laplace",
 )
 #: The failure probability of the accuracy attached to each release.
-BETA_PARAM = Param(
+BETA_PARAM = probability_param(
     "beta",
-    "rational",
     "Failure probability of the accuracy attached to each release.",
-    low=0,
     high=mpq(1, 2),
-    low_open=True,
     default=mpq(1, 20),
-    example="1/20",
 )
 _NOT_UNBOUNDED = (
     "{releaser} adds noise to any integer and needs an unbounded pure sampler for counts one "

@@ -28,6 +28,7 @@ from dpplug.errors import BadData
 from dpplug.guarantee import Accuracy, ErrorBound, Guarantee, Neighbouring, Relation
 from dpplug.kinds import AccuracyScope, AnonymizedHistogramReleaser, Prevalences
 from dpplug.kinds.anonymized_histogram_releaser.outputs import AnonymizedHistogram
+from dpplug.param_types import INTEGER
 from dpplug.params import Param, Schema, epsilon_param
 from dpplug.plugins.anonymized.pava import pava_blocks, round_non_negative
 from dpplug.plugins.anonymized.sampler_choice import BETA_PARAM, SAMPLER_PARAM, geometric_sampler
@@ -52,7 +53,7 @@ class SortedHistogram(AnonymizedHistogramReleaser):
             epsilon_param("ε for sorted-ℓ₁ distance 1 (one count ±1).", high=16),
             Param(
                 "length",
-                "integer",
+                INTEGER,
                 "Public number d of sorted counts released (at least the number of labels).",
                 low=1,
                 high=MAX_LENGTH,

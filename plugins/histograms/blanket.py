@@ -52,6 +52,7 @@ from dpplug.errors import BadParameter, NotSupported
 from dpplug.exact import exp_lower, exp_upper, smallest_at_least
 from dpplug.guarantee import Accuracy, ErrorBound, Guarantee
 from dpplug.kinds import CountingQuerySampler, HistogramReleaser, SparseHistogram, TrueCounts
+from dpplug.param_types import INTEGER, RATIONAL
 from dpplug.params import Param, Schema
 from dpplug.plugins.histograms.coverage import warn_if_uncovered
 from dpplug.plugins.histograms.padding import Padding
@@ -136,7 +137,7 @@ class Calibration:
 def _k_param() -> Param:
     return Param(
         "k",
-        "integer",
+        INTEGER,
         "Padding: every release chooses n + k labels (default n, or |X| − n when smaller); a "
         "larger k lets the selection keep more small bins and costs time.",
         low=1,
@@ -149,7 +150,7 @@ def _k_param() -> Param:
 def _share_param() -> Param:
     return Param(
         "selection_share",
-        "rational",
+        RATIONAL,
         "Share of ε/2 spent on selecting bins, the rest on their counts (default: the sixteenth "
         "that makes the declared simultaneous error smallest).",
         low=0,

@@ -31,10 +31,8 @@ from typing import Any
 import gmpy2
 from gmpy2 import mpfr, mpq
 
-from dpplug.exact import smallest_at_least
+from dpplug.exact import Rat, smallest_at_least
 from dpplug.kinds import CountingQuerySampler
-
-Rat = Any  # gmpy2.mpq
 
 #: The scans of :func:`dropping_simultaneous` and :func:`dense_simultaneous` visit at most this
 #: many counts, and at most this many bits of scaled-CDF values (counts × bits of d) for samplers

@@ -20,7 +20,8 @@ from dpplug.errors import BadParameter
 from dpplug.exact import display_log2
 from dpplug.guarantee import Neighbouring, Relation
 from dpplug.kinds import SAMPLER, CountingQuerySampler
-from dpplug.params import Param, count_bound_param
+from dpplug.param_types import OPTIONS, RATIONAL, TEXT, UNIVERSE
+from dpplug.params import Param, count_bound_param, probability_param
 from dpplug.plugin_registry import Registry
 
 #: Balcer–Vadhan's relation: one row replaced by another, n public.
@@ -41,14 +42,14 @@ def releaser_params(
     return (
         Param(
             "universe",
-            "universe",
+            UNIVERSE,
             "The public label set X: range:LOW:HIGH, bytes:L, text:L or labels:[…].",
             example='"range:0:999"',
         ),
         count_bound_param(high=max_n, beyond=beyond),
         Param(
             "epsilon",
-            "rational",
+            RATIONAL,
             "Total ε for replacing one row; the sampler gets its share (leave out for samplers "
             "with a fixed guarantee).",
             low=0,
@@ -59,26 +60,22 @@ def releaser_params(
         ),
         Param(
             "sampler",
-            "text",
+            TEXT,
             "Name of any registered counting-query sampler (Balcer–Vadhan's M).",
             default=default_sampler,
         ),
         Param(
             "sampler_options",
-            "options",
+            OPTIONS,
             "Further parameters of the sampler, e.g. gamma=1/1000.",
             default="",
         ),
-        Param(
+        probability_param(
             "beta",
-            "rational",
             "Failure probability of the accuracy attached to each release (and of the paper's "
             "β splits and γ choices).",
-            low=0,
             high=mpq(1, 2),
-            low_open=True,
             default=mpq(1, 20),
-            example="1/20",
         ),
     )
 

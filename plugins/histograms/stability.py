@@ -30,7 +30,7 @@ from dpplug.exact import smallest_at_least
 from dpplug.guarantee import Accuracy, ErrorBound, Guarantee
 from dpplug.kinds import HistogramReleaser, TrueCounts
 from dpplug.kinds.histogram_releaser.outputs import SparseHistogram
-from dpplug.params import Param, Schema
+from dpplug.params import Schema, probability_param
 from dpplug.plugins.histograms.coverage import warn_if_uncovered
 from dpplug.plugins.histograms.error_bounds import dropping_simultaneous
 from dpplug.plugins.histograms.sampler_choice import (
@@ -43,15 +43,8 @@ from dpplug.program import noise
 from dpplug.randomness import RandomSource
 from dpplug.structures import ServedDraws
 
-_DELTA = Param(
-    "delta",
-    "rational",
-    "Target δ: the threshold t is the smallest with Pr[M(1,U) > t] ≤ δ.",
-    low=0,
-    high=1,
-    low_open=True,
-    high_open=True,
-    example="1e-6",
+_DELTA = probability_param(
+    "delta", "Target δ: the threshold t is the smallest with Pr[M(1,U) > t] ≤ δ."
 )
 
 

@@ -23,7 +23,8 @@ from gmpy2 import mpfr, mpq
 
 from dpplug.exact import exp_lower
 from dpplug.guarantee import Guarantee, Neighbouring, Relation
-from dpplug.params import Param, epsilon_param
+from dpplug.param_types import BOOLEAN, INTEGER
+from dpplug.params import Param, epsilon_param, probability_param
 
 #: Bits of the dyadic rounding of e^{ε_c}.
 EXP_BITS = 48
@@ -32,18 +33,10 @@ SELECTOR_PARAMS = (
     epsilon_param(
         "ε of the whole selection (over the partitions one unit can touch).", low=mpq(1, 1 << 10)
     ),
-    Param(
-        "delta",
-        "rational",
-        "δ of the whole selection.",
-        low=mpq(1, 1 << 60),
-        high=1,
-        high_open=True,
-        example="1e-6",
-    ),
+    probability_param("delta", "δ of the whole selection.", low=mpq(1, 1 << 60)),
     Param(
         "max_partitions_contributed",
-        "integer",
+        INTEGER,
         "ℓ₀: how many partitions one privacy unit may contribute to (bound it before selecting).",
         low=1,
         high=1 << 12,
@@ -51,7 +44,7 @@ SELECTOR_PARAMS = (
     ),
     Param(
         "pre_threshold",
-        "integer",
+        INTEGER,
         "Drop partitions with fewer than this many units before selecting (1: no pre-threshold).",
         low=1,
         high=1 << 30,
@@ -59,7 +52,7 @@ SELECTOR_PARAMS = (
     ),
     Param(
         "replace_one",
-        "boolean",
+        BOOLEAN,
         "Bounded DP: neighbours replace one unit (2ℓ₀ partitions change) instead of adding or "
         "removing one.",
         default=False,

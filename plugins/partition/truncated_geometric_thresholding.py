@@ -36,6 +36,7 @@ from dpplug.errors import BadParameter, NotSupported
 from dpplug.exact import as_rational
 from dpplug.guarantee import COUNT_SENSITIVITY_1, Accuracy, ErrorBound, Guarantee
 from dpplug.kinds import PartitionSelector, Selection
+from dpplug.param_types import INTEGER
 from dpplug.params import Param, Schema
 from dpplug.plugins.partition.budget import SELECTOR_PARAMS, Budget
 from dpplug.plugins.samplers.truncated_geometric import TruncatedGeometric
@@ -92,7 +93,7 @@ class TruncatedGeometricThresholding(PartitionSelector):
             *SELECTOR_PARAMS,
             Param(
                 "public_threshold",
-                "integer",
+                INTEGER,
                 "τ_pub: release a public partition iff its noisy count reaches it "
                 "(Desfontaines et al. §5).",
                 low=-(1 << 40),

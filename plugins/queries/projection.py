@@ -59,6 +59,7 @@ from dpplug.kinds.query_releaser.projections import (
 )
 from dpplug.kinds.query_releaser.queries import LabelCounts
 from dpplug.kinds.query_releaser.structures import NoisyCoordinates
+from dpplug.param_types import INTEGER, RATIONAL, TEXT
 from dpplug.params import Param, Schema
 from dpplug.plugins.queries.projection_accuracy import (
     best_rank,
@@ -83,7 +84,7 @@ NOISES = ("laplace", "gaussian")
 
 _DIMENSION = Param(
     "dimension",
-    "integer",
+    INTEGER,
     "T: the projection's dimension (or give alpha instead).",
     low=1,
     high=MAX_DIMENSION,
@@ -92,7 +93,7 @@ _DIMENSION = Param(
 )
 _ALPHA = Param(
     "alpha",
-    "rational",
+    RATIONAL,
     "Target α: use the smallest power-of-two T whose declared accuracy is within α (or give "
     "dimension instead).",
     low=0,
@@ -101,7 +102,7 @@ _ALPHA = Param(
     optional=True,
     example="0.05",
 )
-_NOISE = Param("noise", "text", "laplace (Blum & Roth) or gaussian.", default="laplace")
+_NOISE = Param("noise", TEXT, "laplace (Blum & Roth) or gaussian.", default="laplace")
 
 
 def _memory(dimension: int) -> str:

@@ -50,15 +50,13 @@ from __future__ import annotations
 
 import math
 from functools import cache, partial
-from typing import Any
 
 from gmpy2 import mpq
 from scipy.optimize import minimize_scalar
 
 from dpplug.bounds import Ball, ball, log_float, upper_of
 from dpplug.discrete_noise import laplace_log_mgf
-
-Rat = Any  # gmpy2.mpq
+from dpplug.exact import Rat
 
 #: The largest moment order any bound uses (the hash's independence r is at most twice this).
 MAX_ORDER = 128

@@ -61,6 +61,7 @@ from dpplug.bounds import ball, log_float, lower_of, upper_of
 from dpplug.composition import StepBudget, step_budget, step_estimate
 from dpplug.discrete_noise import discrete_laplace, laplace_error, laplace_error_estimate
 from dpplug.errors import BadParameter, NotSupported
+from dpplug.exact import Rat
 from dpplug.guarantee import Accuracy, ErrorBound, Guarantee
 from dpplug.kinds import QueryReleaser
 from dpplug.kinds.query_releaser.queries import (
@@ -80,8 +81,6 @@ from dpplug.plugins.queries.workload import (
     set_public,
 )
 from dpplug.randomness import RandomSource
-
-Rat = Any  # gmpy2.mpq
 
 #: Candidate α_g per decade of [1, n·W] in the float search.
 SEARCH_POINTS = 20

@@ -20,7 +20,8 @@ from dpplug.errors import BadParameter
 from dpplug.guarantee import MAX_BUDGET_BITS, Guarantee, Neighbouring, Relation, within_budget
 from dpplug.kinds import QueryReleaser
 from dpplug.kinds.query_releaser.queries import Workload
-from dpplug.params import Param, epsilon_param
+from dpplug.param_types import INTEGER, UNIVERSE
+from dpplug.params import Param, epsilon_param, probability_param
 
 #: Blum & Roth's relation (Def. 2.5): one row added or removed, n public (n bounds the rows).
 ADD_REMOVE_ROW = Neighbouring(Relation.ADD_REMOVE)
@@ -60,10 +61,10 @@ def universe_param(required: bool) -> Param:
     """The public universe: required (the projection hashes universe indices) or optional."""
     doc = "The public label set: range:LOW:HIGH, bytes:L, text:L or labels:[…]."
     if required:
-        return Param("universe", "universe", doc, example='"bytes:16"')
+        return Param("universe", UNIVERSE, doc, example='"bytes:16"')
     return Param(
         "universe",
-        "universe",
+        UNIVERSE,
         doc + " Leave out for any str, bytes or int label (no universe at all).",
         optional=True,
     )
@@ -73,16 +74,13 @@ def delta_param(zero: bool) -> Param:
     """δ in (0, 1/2], or in [0, 1/2] with default 0 (pure DP) if *zero*."""
     doc = "Total δ for one row added or removed."
     if zero:
-        return Param(
+        return probability_param(
             "delta",
-            "rational",
             doc + " 0 (the default) means pure DP by basic composition.",
-            low=0,
             high=mpq(1, 2),
             default=0,
-            example="1e-6",
         )
-    return Param("delta", "rational", doc, low=0, low_open=True, high=mpq(1, 2), example="1e-6")
+    return probability_param("delta", doc, high=mpq(1, 2))
 
 
 def releaser_params(universe_required: bool, delta_zero: bool) -> tuple[Param, ...]:
@@ -92,7 +90,7 @@ def releaser_params(universe_required: bool, delta_zero: bool) -> tuple[Param, .
         universe_param(universe_required),
         Param(
             "n",
-            "integer",
+            INTEGER,
             "The public bound on rows (Blum & Roth's dataset size n); answers are (1/n)·Σ_rows Q.",
             low=1,
             high=MAX_ROWS,
@@ -102,7 +100,7 @@ def releaser_params(universe_required: bool, delta_zero: bool) -> tuple[Param, .
         delta_param(delta_zero),
         Param(
             "max_queries",
-            "integer",
+            INTEGER,
             "k: the number of queries the guarantee and the accuracy cover.",
             low=1,
             high=10**9,
@@ -110,7 +108,7 @@ def releaser_params(universe_required: bool, delta_zero: bool) -> tuple[Param, .
         ),
         Param(
             "sparsity",
-            "integer",
+            INTEGER,
             "m: the most labels a query may give a positive weight.",
             low=1,
             high=10**6,
@@ -118,22 +116,18 @@ def releaser_params(universe_required: bool, delta_zero: bool) -> tuple[Param, .
         ),
         Param(
             "grid",
-            "integer",
+            INTEGER,
             "W: query weights are rounded to the nearest multiple of 1/W.",
             low=1,
             high=MAX_GRID,
             default=1 << 16,
         ),
-        Param(
+        probability_param(
             "beta",
-            "rational",
             "Failure probability of the accuracy each release declares (all k answers within α "
             "at once).",
-            low=0,
-            low_open=True,
             high=mpq(1, 2),
             default=mpq(1, 20),
-            example="1/20",
         ),
     )
 

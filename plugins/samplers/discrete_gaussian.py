@@ -34,7 +34,7 @@ from dpplug.errors import NotSupported
 from dpplug.exact import exp_upper
 from dpplug.guarantee import COUNT_SENSITIVITY_1, Accuracy, ErrorBound, Guarantee
 from dpplug.kinds import CountingQuerySampler
-from dpplug.params import Param, Schema, epsilon_param
+from dpplug.params import Schema, epsilon_param, probability_param
 from dpplug.pmf import Pmf
 from dpplug.randomness import RandomSource
 
@@ -56,15 +56,7 @@ class DiscreteGaussian(CountingQuerySampler):
     schema = Schema(
         (
             epsilon_param("ε for one count of sensitivity 1.", high=16, low=mpq(1, 1 << 20)),
-            Param(
-                "delta",
-                "rational",
-                "δ for one count of sensitivity 1.",
-                low=0,
-                low_open=True,
-                high=mpq(1, 2),
-                example="1e-6",
-            ),
+            probability_param("delta", "δ for one count of sensitivity 1.", high=mpq(1, 2)),
         )
     )
     conformance_cases = ({"epsilon": 2, "delta": mpq(1, 10**6)},)

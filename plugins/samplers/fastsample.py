@@ -41,10 +41,10 @@ from dpplug.enclosure import Enclosure, Lift
 from dpplug.exact import ceil_div, smallest_error_bound, smallest_reaching
 from dpplug.guarantee import COUNT_SENSITIVITY_1, Accuracy, ErrorBound, Guarantee
 from dpplug.kinds import CountingQuerySampler
+from dpplug.param_types import RATIONAL
 from dpplug.params import Param, Schema, count_bound_param, epsilon_param, unit_fraction
 from dpplug.plugins.samplers.geometric_params import GeometricParams
 from dpplug.plugins.samplers.noise_moments import ClampedNoise
-from dpplug.pmf import Pmf
 
 #: :meth:`FastSample._scaled_cdf` reads the 2t + 2 possible values of (1/γ − 1)(n+1)·F′ from a table
 #: built once when it holds at most this many bits (8 MiB), and evaluates F′'s formula otherwise.
@@ -65,7 +65,7 @@ class FastSample(CountingQuerySampler):
             ),
             Param(
                 "gamma",
-                "rational",
+                RATIONAL,
                 "Probability of uniform output (rounded down into 1/ℕ); adds at most γ to β.",
                 low=mpq(1, 1 << 128),
                 high=mpq(1, 2),
@@ -160,9 +160,6 @@ class FastSample(CountingQuerySampler):
             high,
             u,
         )
-
-    def _pmf(self, count: int) -> Pmf:
-        return self._pmf_from_scaled_cdf(count)
 
     def _noise_variance(self, count: int) -> float:
         """(1 − γ)·(truncated, clamped geometric) + γ·Unif([0, n]), in closed form."""

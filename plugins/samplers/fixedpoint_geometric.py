@@ -39,7 +39,6 @@ from dpplug.guarantee import COUNT_SENSITIVITY_1, Accuracy, ErrorBound, Guarante
 from dpplug.kinds import CountingQuerySampler
 from dpplug.params import Schema, count_bound_param, epsilon_param
 from dpplug.plugins.samplers.noise_moments import ClampedNoise, integer_power_sums
-from dpplug.pmf import Pmf
 from dpplug.randomness import RandomSource
 
 TABLE_BITS = 63
@@ -194,9 +193,6 @@ class FixedPointGeometric(CountingQuerySampler):
         if z < 0:
             return 0
         return TABLE_SIZE if z >= self.n else self._cumulative(z - count)
-
-    def _pmf(self, count: int) -> Pmf:
-        return self._pmf_from_scaled_cdf(count)
 
     def _noise_variance(self, count: int) -> float:
         """Σ W(j)·clamp(j, −c, n − c)^k / 2^63 run by run: the decreasing weights one by one,

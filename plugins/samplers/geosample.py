@@ -34,7 +34,6 @@ from dpplug.kinds import CountingQuerySampler
 from dpplug.params import Schema, count_bound_param, epsilon_param
 from dpplug.plugins.samplers.geometric_params import GeometricParams
 from dpplug.plugins.samplers.noise_moments import ClampedNoise
-from dpplug.pmf import Pmf
 
 
 class GeoSample(CountingQuerySampler):
@@ -109,9 +108,6 @@ class GeoSample(CountingQuerySampler):
         if j < 0:
             return mpq(mpz(b) ** -j, mpz(a) ** (-j - 1) * (a + b))
         return 1 - mpq(mpz(b) ** (j + 1), mpz(a) ** j * (a + b))
-
-    def _pmf(self, count: int) -> Pmf:
-        return self._pmf_from_scaled_cdf(count)
 
     def _noise_variance(self, count: int) -> float:
         """The clamped geometric's variance in closed form (:mod:`.noise_moments`)."""

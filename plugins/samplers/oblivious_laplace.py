@@ -54,6 +54,7 @@ from dpplug.exact import ceil_log2, exp_upper, smallest_error_bound
 from dpplug.guarantee import COUNT_SENSITIVITY_1, Accuracy, ErrorBound, Guarantee
 from dpplug.kinds import CountingQuerySampler
 from dpplug.kinds.sampler.base import law_size_check
+from dpplug.param_types import RATIONAL
 from dpplug.params import Param, Schema, count_bound_param, epsilon_param
 from dpplug.plugins.samplers.alias_table import AliasTable, build
 from dpplug.plugins.samplers.noise_moments import integer_power_sums
@@ -162,7 +163,7 @@ class ObliviousLaplace(CountingQuerySampler):
             ),
             Param(
                 "gamma",
-                "rational",
+                RATIONAL,
                 "Largest weight γ of the uniform law in the mixture (the achieved one is at least "
                 "half of it); it costs about γ of accuracy and log₂(1/γ) bits per draw.",
                 low=0,

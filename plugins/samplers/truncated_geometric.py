@@ -40,7 +40,7 @@ from dpplug.guarantee import COUNT_SENSITIVITY_1, Accuracy, ErrorBound, Guarante
 from dpplug.inverse_cdf import BoundaryTable
 from dpplug.kinds import CountingQuerySampler
 from dpplug.kinds.sampler.base import law_size_check
-from dpplug.params import Param, Schema, count_bound_param, epsilon_param
+from dpplug.params import Schema, count_bound_param, epsilon_param, probability_param
 from dpplug.plugins.samplers.noise_moments import ClampedNoise, power_sums
 from dpplug.pmf import Pmf
 from dpplug.randomness import RandomSource
@@ -72,14 +72,10 @@ class TruncatedGeometric(CountingQuerySampler):
                 "Guarantee for one count of sensitivity 1 (e^ε rounded down to a rational).",
                 low=mpq(1, 1 << 10),
             ),
-            Param(
+            probability_param(
                 "delta",
-                "rational",
                 "δ of the guarantee; the achieved δ′ = Pr[X = k] ≤ δ.",
                 low=mpq(1, 1 << 128),
-                high=1,
-                high_open=True,
-                example="1e-6",
             ),
             count_bound_param(optional=True),
         )

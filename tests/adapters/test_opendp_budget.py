@@ -25,9 +25,6 @@ import pytest
 
 dp = pytest.importorskip("opendp.prelude")
 
-import overspending  # noqa: E402
-from fresh_interpreter import run_fresh  # noqa: E402
-
 import dpplug  # noqa: E402
 import dpplug.kinds  # noqa: E402
 from dpplug.adapters import opendp as adapter  # noqa: E402
@@ -38,6 +35,9 @@ from dpplug.adapters.opendp import (  # noqa: E402
     then_measurement,
 )
 from dpplug.guarantee import within_budget  # noqa: E402
+
+from support import overspending  # noqa: E402
+from support.fresh_interpreter import run_fresh  # noqa: E402
 
 SAMPLERS = [entry.name for entry in dpplug.registry().entries(dpplug.kinds.SAMPLER)]
 SELECTORS = [entry.name for entry in dpplug.registry().entries(dpplug.kinds.PARTITION_SELECTOR)]
@@ -109,9 +109,9 @@ def test_the_context_constructors_refuse_them_with_epsilon_given_or_searched() -
     out = run_fresh(
         """
         import json, sys
-        sys.path.insert(0, "tests/adapters")
+        sys.path.insert(0, "tests")
         import opendp.prelude as dp
-        import overspending
+        from support import overspending
         import dpplug
         from dpplug.adapters.opendp import context_constructor, enable_features
         enable_features()

@@ -23,13 +23,13 @@ import pytest
 
 dp = pytest.importorskip("opendp.prelude")
 
-from fresh_interpreter import run_fresh  # noqa: E402
-
 import dpplug  # noqa: E402
 import dpplug.kinds  # noqa: E402
 from dpplug.adapters import opendp as adapter  # noqa: E402
 from dpplug.adapters.opendp import make_measurement  # noqa: E402
 from dpplug.guarantee import within_budget  # noqa: E402
+
+from support.fresh_interpreter import run_fresh  # noqa: E402
 
 #: A search's ε lands within this fraction of the target's ε, from below.
 SPENT = 0.99

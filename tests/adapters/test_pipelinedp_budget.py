@@ -32,7 +32,6 @@ beam = pytest.importorskip("apache_beam")
 pyspark = pytest.importorskip("pyspark")
 pytest.importorskip("dp_accounting")
 
-import overspending  # noqa: E402
 from apache_beam.options.pipeline_options import PipelineOptions  # noqa: E402
 from dp_accounting.pld import common as pld_common  # noqa: E402
 from dp_accounting.pld import privacy_loss_distribution as pldlib  # noqa: E402
@@ -48,6 +47,8 @@ from dpplug.adapters.pipelinedp import (  # noqa: E402
     sampler,
 )
 from dpplug.adapters.spark import local_context  # noqa: E402
+
+from support import overspending  # noqa: E402
 
 Metrics = pipeline_dp.Metrics
 PLUGINS = overspending.registry()

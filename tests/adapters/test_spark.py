@@ -22,7 +22,7 @@ import pytest
 pytest.importorskip("pyspark")
 pytest.importorskip("pipeline_dp")
 
-from fresh_interpreter import REPO
+from support.fresh_interpreter import REPO
 
 SCRIPT = textwrap.dedent(
     """

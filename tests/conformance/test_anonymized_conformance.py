@@ -9,7 +9,6 @@ import itertools
 from fractions import Fraction
 from typing import Any
 
-import anonymized_zoo
 import pytest
 
 import dpplug
@@ -26,6 +25,8 @@ from dpplug.conformance.runner import CONTRACTS, run_contract
 from dpplug.conformance.settings import Settings
 from dpplug.errors import NotSupported
 from dpplug.randomness import SeededSource
+
+from support import anonymized_zoo
 
 ZOO = Registry.load([anonymized_zoo], entry_points=False)
 FAST = Settings(mode="fast")

@@ -9,7 +9,8 @@ import pytest
 from gmpy2 import mpq
 
 from dpplug import Registry
-from dpplug.conformance.generated import GAP, candidate_groups, pairwise_settings
+from dpplug.conformance.generated import candidate_groups, pairwise_settings
+from dpplug.param_types import RationalType
 
 BUILTINS = Registry.load(entry_points=False)
 
@@ -37,7 +38,7 @@ def test_each_wide_gap_of_the_ladder_gets_a_point_whatever_the_seed(seed: int) -
     )
     ladder = [v for v in tried if v in {mpq(1, 1000), mpq(1, 20), mpq(1, 4), 2, 8, 64}]
     for low, high in pairwise(ladder):
-        if high > GAP * low:
+        if high > RationalType.GAP * low:
             assert any(low < v < high for v in tried), (low, high)
 
 

@@ -7,7 +7,6 @@ import dataclasses
 from fractions import Fraction
 
 import pytest
-import query_zoo
 
 import dpplug
 from dpplug import Registry
@@ -36,6 +35,8 @@ from dpplug.errors import NotSupported
 from dpplug.kinds.query_releaser.queries import sparse_query
 from dpplug.kinds.query_releaser.sparse_vector import SparseVectorRounds
 from dpplug.plugins.queries import SparseMultiplicativeWeights
+
+from support import query_zoo
 
 ZOO_REGISTRY = Registry.load([query_zoo], entry_points=False)
 FAST = Settings(mode="fast")

@@ -6,20 +6,19 @@ that CI sweeps the seeds a false alarm could hide behind."""
 
 from __future__ import annotations
 
-import hashlib
 import os
-import subprocess
-from pathlib import Path
 from typing import Any
 
 import pytest
-import zoo
 
 from dpplug import Registry
 from dpplug.conformance.isolation import Target, run_isolated
 from dpplug.conformance.results import ContractResult, Level, Outcome, PluginResult
 from dpplug.conformance.runner import CONTRACTS, run_contract
 from dpplug.conformance.settings import Settings
+
+from support import zoo
+from support.rotation import rotation
 
 ZOO_REGISTRY = Registry.load([zoo], entry_points=False)
 DEFAULT = Settings()
@@ -82,23 +81,11 @@ SWEEP_SEEDS = range(1, 21)
 
 def sweep_seed() -> int:
     """The fast run's seed: ``DPPLUG_SWEEP_SEED`` if set, else one of :data:`SWEEP_SEEDS` chosen
-    by the checked-out commit (the first where there is no git checkout)."""
+    by the checked-out commit (:func:`support.rotation.rotation`)."""
     given = os.environ.get("DPPLUG_SWEEP_SEED")
     if given is not None:
         return int(given)
-    try:
-        commit = subprocess.run(
-            ["git", "rev-parse", "HEAD"],
-            cwd=Path(__file__).parent,
-            capture_output=True,
-            text=True,
-            check=True,
-            timeout=30,
-        ).stdout.strip()
-    except (OSError, subprocess.SubprocessError):
-        return SWEEP_SEEDS[0]
-    digest = int.from_bytes(hashlib.sha256(commit.encode()).digest()[:8], "big")
-    return SWEEP_SEEDS[digest % len(SWEEP_SEEDS)]
+    return SWEEP_SEEDS[rotation(len(SWEEP_SEEDS))]
 
 
 @pytest.fixture(scope="module")

@@ -1,6 +1,6 @@
 """The exact law of a compact histogram release through certified components
 (dpplug.kinds.histogram_releaser.compact_law; Balcer & Vadhan, full version Alg. 8.2 / Thm 8.3;
-docs/conformance.md#compact-histograms). The zoo (tests/conformance/zoo.py) keeps releasers
+docs/conformance.md#compact-histograms). The zoo (tests/support/zoo.py) keeps releasers
 whose components are subtly wrong, which the exact-privacy contract must name."""
 
 from __future__ import annotations

@@ -9,7 +9,6 @@ from fractions import Fraction
 from typing import Any
 
 import pytest
-from conftest import RandomizedResponse
 
 import dpplug
 from dpplug.cli import main
@@ -17,6 +16,8 @@ from dpplug.comparison import APART, BROKEN, RANKED, REFUSED, compare
 from dpplug.comparison_views import figure, plot_data, sweep_table
 from dpplug.errors import NotSupported
 from dpplug.plugins.samplers.geosample import GeoSample
+
+from support.example_plugin import RandomizedResponse
 
 SELECTION = {"epsilon": 1, "delta": Fraction(1, 10**5)}
 SELECTORS = (

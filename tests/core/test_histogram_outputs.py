@@ -13,7 +13,6 @@ from typing import Any
 
 import numpy as np
 import pytest
-from conftest import RandomizedResponse
 from gmpy2 import mpq
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -26,9 +25,11 @@ from dpplug.kinds.histogram_releaser.outputs import (
     EmptyBinLaw,
     SparseHistogram,
 )
-from dpplug.params import params_from_text
+from dpplug.param_text import params_from_text
 from dpplug.plugins.histograms.prime_field import proth_prime_at_least
 from dpplug.universe import IntegerRange, Labels, parse_universe
+
+from support.example_plugin import RandomizedResponse
 
 GUARANTEE = Guarantee(mpq(3, 2), 0, Neighbouring(Relation.REPLACE_ONE))
 ACCURACY = Accuracy(ErrorBound(2, mpq(1, 20)), ErrorBound(4, mpq(1, 20)))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import random
 from fractions import Fraction
 
 import numpy as np
@@ -13,12 +14,14 @@ from hypothesis import strategies as st
 
 import dpplug
 from dpplug.errors import BadParameter
-from dpplug.params import Param, Schema, epsilon_param, parse_value, unit_fraction
+from dpplug.param_text import parse_value
+from dpplug.param_types import BOOLEAN, INTEGER, OPTIONS, RATIONAL, TEXT, UNIVERSE
+from dpplug.params import Param, Schema, epsilon_param, probability_param, unit_fraction
 
-EPSILON = Param("epsilon", "rational", "ε.", low=0, low_open=True, high=64, example="0.5")
-N = Param("n", "integer", "n.", low=1, high=100)
+EPSILON = Param("epsilon", RATIONAL, "ε.", low=0, low_open=True, high=64, example="0.5")
+N = Param("n", INTEGER, "n.", low=1, high=100)
 SCHEMA = Schema(
-    (N, EPSILON, Param("gamma", "rational", "γ.", low=0, low_open=True, default=mpq(1, 2)))
+    (N, EPSILON, Param("gamma", RATIONAL, "γ.", low=0, low_open=True, default=mpq(1, 2)))
 )
 
 
@@ -109,3 +112,81 @@ def test_a_wrong_registry_argument_is_a_bad_parameter() -> None:
         cls(registry="mine", n=10, epsilon=1)
     with pytest.raises(BadParameter, match="that registry's create"):
         dpplug.create("geosample", n=10, epsilon=1, registry=dpplug.Registry())
+
+
+_EVERY_TYPE = (
+    Param("epsilon", RATIONAL, "ε.", low=0, low_open=True, high=64),
+    Param("delta", RATIONAL, "δ.", low=0, high=1, high_open=True, default=0),
+    Param("n", INTEGER, "n.", low=1, high=10),
+    Param("k", INTEGER, "k.", low=0, high=5, optional=True),
+    Param("flag", BOOLEAN, "A switch.", default=False),
+    Param("sampler", TEXT, "A mechanism.", default="geosample"),
+    Param("universe", UNIVERSE, "Labels."),
+    Param("options", OPTIONS, "Keyword parameters.", default=""),
+)
+
+
+@pytest.mark.parametrize("param", _EVERY_TYPE, ids=lambda p: f"{p.name}:{p.type.name}")
+def test_every_candidate_of_a_type_is_accepted_and_every_bad_value_refused(param: Param) -> None:
+    candidates = param.candidates(["geosample", "discrete-laplace"], random.Random(1))
+    for value in candidates:
+        param.coerce(value)
+    assert len(candidates) >= 2 or param.type in (UNIVERSE, OPTIONS)
+    for value in param.bad_values():
+        if param.type is OPTIONS and isinstance(value, dict):
+            continue  # well-formed options: the mechanism they are for refuses the unknown one
+        with pytest.raises(BadParameter):
+            param.coerce(value)
+
+
+def test_the_rational_ladder_stays_inside_the_range_and_keeps_its_bounds() -> None:
+    param = Param("beta", RATIONAL, "β.", low=mpq(1, 100), high=mpq(1, 2))
+    values = param.candidates([], random.Random(7))
+    assert mpq(1, 100) in values and mpq(1, 2) in values
+    assert all(mpq(1, 100) <= v <= mpq(1, 2) for v in values)  # type: ignore[operator]
+
+
+def test_a_type_given_as_its_old_name_is_refused_with_the_names_to_use() -> None:
+    with pytest.raises(TypeError, match="RATIONAL, INTEGER, BOOLEAN, TEXT, UNIVERSE or OPTIONS"):
+        Param("epsilon", "rational", "ε.")  # type: ignore[arg-type]
+
+
+def test_describe_shows_each_type_by_its_name() -> None:
+    assert [p.as_dict()["type"] for p in _EVERY_TYPE] == [
+        "rational",
+        "rational",
+        "integer",
+        "integer",
+        "boolean",
+        "text",
+        "universe",
+        "options",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("made", "low", "low_open", "high", "high_open", "default"),
+    [
+        (probability_param("delta", "δ."), 0, True, 1, True, None),
+        (
+            probability_param("delta", "δ.", high=mpq(1, 2), default=0),
+            0,
+            False,
+            mpq(1, 2),
+            False,
+            0,
+        ),
+        (probability_param("beta", "β.", low=mpq(1, 8)), mpq(1, 8), False, 1, True, None),
+    ],
+)
+def test_probability_parameters_exclude_one_and_zero_unless_zero_is_the_default(
+    made: Param, low: object, low_open: bool, high: object, high_open: bool, default: object
+) -> None:
+    assert (made.type, made.low, made.low_open, made.high, made.high_open) == (
+        RATIONAL,
+        low,
+        low_open,
+        high,
+        high_open,
+    )
+    assert (made.default if not made.required else None) == default

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import json
 import subprocess
 import sys
@@ -10,10 +11,12 @@ import types
 from pathlib import Path
 
 import pytest
-from conftest import RandomizedResponse
 
 import dpplug
 from dpplug import Registry
+from dpplug.plugin_registry import BUILT_IN_FAMILIES
+
+from support.example_plugin import RandomizedResponse
 
 BUILTIN_SAMPLERS = {
     "discrete-gaussian",
@@ -221,7 +224,7 @@ def test_entry_points_load_third_party_plugins_and_quarantine_broken_ones(
 ) -> None:
     good = """
         import dpplug
-        from conftest import RandomizedResponse
+        from support.example_plugin import RandomizedResponse
 
         @dpplug.hookimpl
         def register_samplers(register):
@@ -354,3 +357,27 @@ def test_a_plugin_whose_guarantee_raises_does_not_crash_the_listing() -> None:
     registry = Registry.load([_registers(BadGuarantee)], entry_points=False)
     row = listing_row(registry.get("bad-guarantee"))
     assert row["status"] == "broken" and "RuntimeError: no guarantee today" in row["error"]
+
+
+_OTHERS = {"plugins", "adapters", "conformance"}
+
+
+def test_core_imports_nothing_of_the_other_folders() -> None:
+    """Imports flow one way (docs/architecture.md): core names the built-in families as strings
+    (BUILT_IN_FAMILIES) and imports them only when the registry loads them."""
+    core = Path(dpplug.__file__).parent
+    outward = ("dpplug.plugins", "dpplug.adapters", "dpplug.conformance")
+    found = []
+    # (an installed wheel nests the other folders inside dpplug/: they are not core)
+    for path in (p for p in core.rglob("*.py") if p.relative_to(core).parts[0] not in _OTHERS):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            names = (
+                [alias.name for alias in node.names]
+                if isinstance(node, ast.Import)
+                else [node.module or ""]
+                if isinstance(node, ast.ImportFrom)
+                else []
+            )
+            found += [f"{path.name}: {n}" for n in names if n.startswith(outward)]
+    assert found == []
+    assert all(family.startswith("dpplug.plugins.") for family in BUILT_IN_FAMILIES)

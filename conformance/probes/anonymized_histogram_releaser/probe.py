@@ -79,6 +79,7 @@ from dpplug.conformance.structures.served_draws import ServedDrawsVerifier
 from dpplug.errors import DpplugError, NotSupported
 from dpplug.kinds import AccuracyScope, AnonymizedHistogramReleaser, Prevalences
 from dpplug.kinds.anonymized_histogram_releaser.outputs import AnonymizedHistogram
+from dpplug.param_types import IntegerType
 from dpplug.pmf import Pmf
 from dpplug.program import recording
 from dpplug.randomness import RandomSource, SeededSource
@@ -671,7 +672,7 @@ class AnonymizedProbe(Probe):
         raised = [
             {**self.params, p.name: max(self.params.get(p.name) or 0, 1 << 13)}
             for p in type(releaser).schema
-            if p.type == "integer"
+            if isinstance(p.type, IntegerType)
         ]
         for params in (self.params, *raised):
             try:

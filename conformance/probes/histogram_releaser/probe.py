@@ -53,6 +53,7 @@ from dpplug.conformance.probes.whole import whole_problems
 from dpplug.conformance.settings import Settings
 from dpplug.conformance.structures import Verifier, verifier_for
 from dpplug.errors import AccuracyWarning, BadParameter, DpplugError, NotSupported
+from dpplug.exact import Rat
 from dpplug.guarantee import Accuracy, Relation
 from dpplug.kinds import HistogramReleaser
 from dpplug.kinds.histogram_releaser.base import neighbours
@@ -67,8 +68,6 @@ from dpplug.pmf import Pmf
 from dpplug.randomness import RandomSource, SeededSource
 from dpplug.surfaces import Dimension
 from dpplug.universe import Universe
-
-Rat = Any  # gmpy2.mpq
 
 #: The exact check uses datasets over at most this many labels (the universe's first).
 EXACT_LABELS = 3

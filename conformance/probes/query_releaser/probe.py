@@ -70,6 +70,7 @@ from dpplug.errors import BadParameter, DpplugError, NotSupported
 from dpplug.kinds import QueryReleaser
 from dpplug.kinds.query_releaser.projections import SparseProjection
 from dpplug.kinds.query_releaser.queries import QueryAnswers
+from dpplug.param_types import IntegerType
 from dpplug.pmf import Pmf
 from dpplug.randomness import RandomSource, SeededSource
 from dpplug.surfaces import Dimension
@@ -585,7 +586,11 @@ class QueryReleaserProbe(Probe):
         made = [releaser]
         workload = {"n", "max_queries", "sparsity", "grid"}
         for param in type(releaser).schema:
-            if param.type != "integer" or param.name in workload or param.low is None:
+            if (
+                not isinstance(param.type, IntegerType)
+                or param.name in workload
+                or param.low is None
+            ):
                 continue
             try:
                 other = releaser.registry_in_use().create(

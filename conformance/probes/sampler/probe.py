@@ -63,13 +63,12 @@ from dpplug.conformance.replay import (
 )
 from dpplug.conformance.settings import Settings
 from dpplug.errors import BadParameter, NotSupported
+from dpplug.exact import Rat
 from dpplug.guarantee import Guarantee, Relation
 from dpplug.kinds import UNBOUNDED_COUNT, CountingQuerySampler
 from dpplug.pmf import Pmf
 from dpplug.randomness import RandomSource, SeededSource
 from dpplug.surfaces import Dimension
-
-Rat = Any  # gmpy2.mpq
 
 #: Counts checked for samplers without a count bound (noise addition on every integer).
 UNBOUNDED_COUNTS = (-3, 3)

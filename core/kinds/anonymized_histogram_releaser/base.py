@@ -33,7 +33,7 @@ from dpplug.hookspecs import Register, hookspec
 from dpplug.kind import CentralPlan, DataForm, Kind, LabelDistance, PipelineRole
 from dpplug.kinds.anonymized_histogram_releaser.outputs import MAX_ITEMS, AnonymizedHistogram
 from dpplug.mechanism import Mechanism
-from dpplug.params import param_text
+from dpplug.param_text import param_text
 from dpplug.randomness import RandomSource, default_source
 from dpplug.surfaces import ACCURACY, GUARANTEE, MECHANISM_NOT_SURFACES, Dimension, Surface
 

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 from dpplug.errors import BadData, BadParameter, DpplugError
 from dpplug.guarantee import Accuracy, Guarantee
-from dpplug.params import param_text, params_from_text
+from dpplug.param_text import param_text, params_from_text
 
 if TYPE_CHECKING:
     from dpplug.plugin_registry import Registry
@@ -92,7 +92,7 @@ class AnonymizedHistogram:
     """One released anonymized histogram (see the module docstring).
 
     ``mechanism`` and ``params`` name the mechanism and its exact parameters (as
-    :func:`~dpplug.params.param_text` writes them), so that :meth:`from_bytes` can rebuild it
+    :func:`~dpplug.param_text.param_text` writes them), so that :meth:`from_bytes` can rebuild it
     and recompute the guarantee and accuracy.
     """
 
@@ -184,7 +184,7 @@ class AnonymizedHistogram:
         (:class:`BadData` saying what is wrong) and the mechanism is rebuilt through *registry*
         (the default registry when ``None``) to recompute the guarantee and the accuracy."""
         from dpplug.kinds.anonymized_histogram_releaser.base import AnonymizedHistogramReleaser
-        from dpplug.plugin_registry import registry as default_registry
+        from dpplug.plugin_registry import resolve_registry
 
         try:
             if not isinstance(data, bytes | bytearray):
@@ -212,7 +212,7 @@ class AnonymizedHistogram:
                 prevalences[r] = phi
             if sum(r * phi for r, phi in prevalences.items()) > 2 * MAX_ITEMS:
                 raise ValueError(f"more than {2 * MAX_ITEMS} items")
-            plugins = default_registry() if registry is None else registry
+            plugins = resolve_registry(registry)
             mechanism = plugins.create(name, **params_from_text(params))
             if not isinstance(mechanism, AnonymizedHistogramReleaser):
                 raise ValueError(f"{name!r} is not an anonymized-histogram releaser")

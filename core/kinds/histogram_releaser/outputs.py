@@ -29,7 +29,7 @@ from dpplug.errors import BadData, DpplugError, UnknownMechanism
 from dpplug.exact import smallest_at_least
 from dpplug.guarantee import Accuracy, Guarantee
 from dpplug.kinds.histogram_releaser.limb_evaluation import LimbEvaluator
-from dpplug.params import params_from_text
+from dpplug.param_text import params_from_text
 from dpplug.universe import Universe
 
 if TYPE_CHECKING:
@@ -154,7 +154,7 @@ class CompactHistogram:
     (multipoint evaluation). Released nonempty bins read back exactly their noisy counts; every
     other label reads an independent-looking draw of M₀.
 
-    ``releaser`` and ``parameters`` (as text, :func:`~dpplug.params.param_text`) name the
+    ``releaser`` and ``parameters`` (as text, :func:`~dpplug.param_text.param_text`) name the
     releaser that produced it, so that :meth:`from_bytes` rebuilds it rather than trusting what
     the bytes claim.
     """
@@ -265,7 +265,7 @@ def _malformed(why: str) -> BadData:
 
 def _read_compact(data: object, registry: Registry | None) -> CompactHistogram:
     from dpplug.kinds import HISTOGRAM_RELEASER
-    from dpplug.plugin_registry import registry as default_registry
+    from dpplug.plugin_registry import resolve_registry
 
     if not isinstance(data, bytes | bytearray | memoryview):
         raise _malformed(f"expected bytes, got {type(data).__name__}")
@@ -292,7 +292,7 @@ def _read_compact(data: object, registry: Registry | None) -> CompactHistogram:
     width = _width(modulus)
     if len(body) != width * (degree + 1):
         raise _malformed(f"expected {width * (degree + 1)} bytes of coefficients, got {len(body)}")
-    plugins = default_registry() if registry is None else registry
+    plugins = resolve_registry(registry)
     entry = plugins.get(header["releaser"])
     if entry.kind is not HISTOGRAM_RELEASER:
         raise _malformed(f"{header['releaser']!r} is a {entry.kind.name}, not a histogram releaser")

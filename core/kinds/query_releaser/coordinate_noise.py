@@ -18,14 +18,12 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
-from typing import Any
 
 from gmpy2 import mpq
 
 from dpplug.discrete_noise import gaussian_enclosure, laplace_enclosure
 from dpplug.enclosed_law import EnclosedLaw
-
-Rat = Any  # gmpy2.mpq
+from dpplug.exact import Rat
 
 
 class CoordinateNoise(ABC):

@@ -25,7 +25,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Any
 
 import flint
 import numpy as np
@@ -35,8 +34,7 @@ from gmpy2 import mpq
 from dpplug.bounds import Ball, ball, precise
 from dpplug.enclosed_law import EnclosedLaw
 from dpplug.errors import NotSupported
-
-Rat = Any  # gmpy2.mpq
+from dpplug.exact import Rat
 
 #: The most outputs :func:`clamped_laplace_law` writes out (each is a term of the law).
 MAX_OUTPUTS = 1 << 20

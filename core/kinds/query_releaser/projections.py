@@ -44,7 +44,7 @@ import numpy.typing as npt
 
 from dpplug.errors import BadData, DpplugError
 from dpplug.kinds.query_releaser.queries import Declaration, QueryAnswers, clamp
-from dpplug.params import param_text, params_from_text
+from dpplug.param_text import param_text, params_from_text
 from dpplug.randomness import RandomSource
 
 if TYPE_CHECKING:
@@ -273,7 +273,7 @@ class SparseProjection(QueryAnswers):
         ``None``), its guarantee and accuracy are recomputed, and the shape, every coefficient
         and every sum are checked against it; anything else raises :class:`BadData`."""
         from dpplug.kinds.query_releaser.base import QueryReleaser
-        from dpplug.plugin_registry import registry as default_registry
+        from dpplug.plugin_registry import resolve_registry
 
         try:
             if not isinstance(data, bytes):
@@ -285,7 +285,7 @@ class SparseProjection(QueryAnswers):
             params = header["params"]
             if not isinstance(params, Mapping):
                 raise TypeError("params must be an object")
-            plugins = default_registry() if registry is None else registry
+            plugins = resolve_registry(registry)
             mechanism = plugins.create(header["mechanism"], **params_from_text(params))
             shape = getattr(mechanism, "projection", None)
             if not isinstance(mechanism, QueryReleaser) or not isinstance(shape, ProjectionShape):

@@ -45,15 +45,13 @@ from __future__ import annotations
 import itertools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from gmpy2 import mpq
 
 from dpplug.bounds import Ball, ball
+from dpplug.exact import Rat
 from dpplug.kinds.query_releaser.queries import SparseQuery
 from dpplug.structures import ExactStructure
-
-Rat = Any  # gmpy2.mpq
 
 #: A Laurent polynomial in u = q^y: exponent → coefficient (a ball).
 Laurent = dict[int, Ball]

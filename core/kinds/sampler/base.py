@@ -12,7 +12,6 @@ PRIVACY_ID_COUNT and ``add_dp_noise``. ``docs/kinds.md`` is the reference.
 from __future__ import annotations
 
 import math
-from abc import abstractmethod
 from typing import Any
 
 import numpy as np
@@ -62,12 +61,13 @@ class CountingQuerySampler(Mechanism):
     Required of a plugin:
 
     - ``n`` and ``d`` (instance attributes), and the :class:`Mechanism` declarations;
-    - :meth:`_pmf` (count) → the exact law of M(count, U) as a :class:`~dpplug.pmf.Pmf`, or,
-      where its probabilities are irrational, :meth:`_pmf` raising
-      :class:`~dpplug.errors.NotSupported` and :meth:`_enclosed_law` (count, bits) → rigorous
-      bounds on them (an :class:`~dpplug.enclosed_law.EnclosedLaw`);
     - with a finite d: :meth:`_output` (count, u) → M(count, u) and :meth:`_scaled_cdf`
       (z, count) → d·Pr[M(count, U) ≤ z];
+    - without a finite n and d: :meth:`_pmf` (count) → the exact law of M(count, U) as a
+      :class:`~dpplug.pmf.Pmf` (a bounded sampler gets it from :meth:`_scaled_cdf`, or
+      overrides it with a closed form), or, where its probabilities are irrational, :meth:`_pmf`
+      raising :class:`~dpplug.errors.NotSupported` and :meth:`_enclosed_law` (count, bits) →
+      rigorous bounds on them (an :class:`~dpplug.enclosed_law.EnclosedLaw`);
     - optionally :meth:`_sample` (a faster vectorised path with the same law).
 
     The public methods validate their input first, so bad input is refused before any draw.
@@ -146,9 +146,19 @@ class CountingQuerySampler(Mechanism):
         """F(count, z); samplers with a finite d must implement it."""
         raise PluginFault(f"{self.name} declares d = {self.d} but does not implement _scaled_cdf")
 
-    @abstractmethod
     def _pmf(self, count: int) -> Pmf:
-        """The exact law of M(count, U) for a validated count."""
+        """The exact law of M(count, U) for a validated count. A bounded sampler (finite n and
+        d) gets it from differences of its scaled CDF, Pr[M = z] = (F(count, z) − F(count,
+        z − 1))/d, as scipy's ``rv_discrete`` derives a pmf from a cdf; an unbounded one, or one
+        with a closed form, implements it."""
+        if self.n is None or self.d is None:
+            raise PluginFault(
+                f"{self.name} has no finite n and d to derive its law from, so it must "
+                "implement _pmf"
+            )
+        law_size_check(self, self.n + 1)
+        cdf = [self._scaled_cdf(z, count) for z in range(-1, self.n + 1)]
+        return Pmf({z: mpq(cdf[z + 1] - cdf[z], self.d) for z in range(self.n + 1)})
 
     def _enclosed_law(self, count: int, bits: int) -> EnclosedLaw:
         """The enclosed law of M(count, U): by default the exact pmf (width 0)."""
@@ -173,13 +183,6 @@ class CountingQuerySampler(Mechanism):
         if mass != 1:
             raise PluginFault(f"{self.name}: its law sums to {mass}, not 1")
         return float(second - first * first)
-
-    def _pmf_from_scaled_cdf(self, count: int) -> Pmf:
-        """The exact law on [0, n] from differences of the scaled CDF (bounded samplers)."""
-        d, n = self._randomness_size(), self.count_bounds[1]
-        law_size_check(self, n + 1)
-        cdf = [self._scaled_cdf(z, count) for z in range(-1, n + 1)]
-        return Pmf({z: mpq(cdf[z + 1] - cdf[z], d) for z in range(n + 1)})
 
     def _sample(self, counts: npt.NDArray[np.int64], source: RandomSource) -> npt.NDArray[np.int64]:
         """Exact reference path: M(c, U(d)) element by element (expected time, via U(d))."""

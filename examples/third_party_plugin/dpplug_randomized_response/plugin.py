@@ -40,9 +40,6 @@ class RandomizedResponse(dpplug.CountingQuerySampler):
             return 4
         return 3 if count == 0 else 1
 
-    def _pmf(self, count: int) -> dpplug.Pmf:
-        return self._pmf_from_scaled_cdf(count)
-
     def _accuracy(self, beta: Any) -> dpplug.Accuracy:
         """The output is wrong with probability exactly 1/4."""
         bound = dpplug.ErrorBound(0 if beta >= mpq(1, 4) else 1, beta)

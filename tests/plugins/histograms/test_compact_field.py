@@ -16,7 +16,6 @@ import flint
 import gmpy2
 import pytest
 from gmpy2 import mpfr, mpq
-from histogram_support import plugin_registry
 
 import dpplug
 from dpplug.kinds.histogram_releaser.outputs import CompactHistogram, EmptyBinLaw
@@ -28,6 +27,8 @@ from dpplug.plugins.histograms.prime_field import (
     subproduct_tree,
     values_at_leaves,
 )
+
+from support.histograms import plugin_registry
 
 
 @pytest.mark.parametrize(("p", "n"), [(5, 1), (5, 2), (7, 1), (7, 2)])

@@ -30,7 +30,6 @@ import numpy as np
 import numpy.typing as npt
 import pytest
 from gmpy2 import mpq
-from histogram_support import exceeds, zipf_counts
 
 import dpplug
 from dpplug.kinds.histogram_releaser.outputs import (
@@ -38,6 +37,8 @@ from dpplug.kinds.histogram_releaser.outputs import (
     DenseHistogram,
     SparseHistogram,
 )
+
+from support.histograms import exceeds, zipf_counts
 
 FALSE_ALARM = 1e-8
 BETA = Fraction(1, 20)

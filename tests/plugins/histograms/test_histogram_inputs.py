@@ -9,9 +9,10 @@ from typing import Any
 
 import numpy as np
 import pytest
-from histogram_support import plugin_registry
 
 import dpplug
+
+from support.histograms import plugin_registry
 
 RELEASERS = {
     "basic-histogram": {"universe": "range:0:9", "n": 4, "epsilon": 1},

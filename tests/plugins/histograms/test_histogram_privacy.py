@@ -20,12 +20,13 @@ from typing import Any
 
 import pytest
 from gmpy2 import mpq
-from histogram_support import hockey_stick, max_ratio, neighbour_pairs, plugin_registry
 from scipy.stats import chisquare
 
 import dpplug
 from dpplug.plugins.histograms.sampler_choice import REPLACE_ONE
 from dpplug.program import Noise
+
+from support.histograms import hockey_stick, max_ratio, neighbour_pairs, plugin_registry
 
 BASIC_CASES = {
     "geosample": {"universe": "range:0:2", "n": 2, "epsilon": 1, "sampler": "geosample"},

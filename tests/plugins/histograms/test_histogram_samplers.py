@@ -10,7 +10,6 @@ from typing import Any
 import numpy as np
 import pytest
 from gmpy2 import mpq
-from histogram_support import plugin_registry
 
 import dpplug
 from dpplug.kinds.histogram_releaser.outputs import (
@@ -18,6 +17,8 @@ from dpplug.kinds.histogram_releaser.outputs import (
     DenseHistogram,
     SparseHistogram,
 )
+
+from support.histograms import plugin_registry
 
 #: sampler → (its extra options, fits the releasers that need a bounded pure sampler)
 SAMPLERS: dict[str, tuple[dict[str, Any], bool]] = {

@@ -14,13 +14,14 @@ from typing import Any
 
 import pytest
 from gmpy2 import mpq
-from histogram_support import plugin_registry, total_variation
 
 import dpplug
 from dpplug import program
 from dpplug.plugins.histograms.keep_heavy import cut, distinct_elements, keep_heavy, kh_prime
 from dpplug.plugins.histograms.order_statistics import exact_order_statistics
 from dpplug.program import Categorical, Program
+
+from support.histograms import plugin_registry, total_variation
 
 Cdf = Callable[[int], int]
 

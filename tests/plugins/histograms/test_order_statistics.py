@@ -20,7 +20,6 @@ from typing import Any
 
 import pytest
 from gmpy2 import mpq
-from histogram_support import total_variation
 
 import dpplug
 from dpplug import program
@@ -31,6 +30,8 @@ from dpplug.plugins.histograms.order_statistics import (
     exact_order_statistics,
     total_variation_bound,
 )
+
+from support.histograms import total_variation
 
 Cdf = Callable[[int], int]
 

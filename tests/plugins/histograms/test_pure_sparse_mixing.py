@@ -24,13 +24,14 @@ from typing import Any
 
 import pytest
 from gmpy2 import mpq
-from histogram_support import plugin_registry, total_variation
 
 import dpplug
 from dpplug import program
 from dpplug.plugins.histograms.keep_heavy import keep_heavy
 from dpplug.plugins.histograms.order_statistics import total_variation_bound
 from dpplug.plugins.histograms.pure_sparse import random_histogram
+
+from support.histograms import plugin_registry, total_variation
 
 
 def all_sparse_histograms(size: int, n: int) -> set[tuple[tuple[int, int], ...]]:

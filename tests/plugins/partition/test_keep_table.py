@@ -10,10 +10,11 @@ from typing import Any
 import numpy as np
 import pytest
 from gmpy2 import mpq
-from selector_support import GRID, Words, b1_slack, floor_grid
 
 from dpplug.plugins.partition.keep_table import ONE, KeepTable
 from dpplug.plugins.partition.optimal import keep_probabilities
+
+from support.selectors import GRID, Words, b1_slack, floor_grid
 
 TABLE_CASES = [
     (mpq(3, 2), mpq(1, 10**6)),

@@ -21,7 +21,13 @@ from typing import Any
 import gmpy2
 import pytest
 from gmpy2 import mpfr, mpq
-from selector_support import (
+
+from dpplug.conformance.probes.partition_selector.probe import selector_privacy
+from dpplug.kinds.partition_selector.gaussian_dp import GaussianPairs, pair_slack
+from dpplug.plugins.partition.capping_curve import MARGIN
+from dpplug.plugins.partition.gaussian import GaussianThresholding
+
+from support.selectors import (
     GAUSSIAN,
     GRID,
     LAPLACE,
@@ -33,11 +39,6 @@ from selector_support import (
     grid_selector,
     selector,
 )
-
-from dpplug.conformance.probes.partition_selector.probe import selector_privacy
-from dpplug.kinds.partition_selector.gaussian_dp import GaussianPairs, pair_slack
-from dpplug.plugins.partition.capping_curve import MARGIN
-from dpplug.plugins.partition.gaussian import GaussianThresholding
 
 
 def curve_cases(name: str) -> list[tuple[str, Fraction, Fraction, int]]:

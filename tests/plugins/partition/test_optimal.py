@@ -9,7 +9,10 @@ from typing import Any
 
 import pytest
 from gmpy2 import mpq
-from selector_support import (
+
+from dpplug.plugins.partition.optimal import breakpoints, closed_form, keep_probabilities
+
+from support.selectors import (
     GRID,
     OPTIMAL,
     b1_slack,
@@ -17,9 +20,8 @@ from selector_support import (
     grid_cases,
     grid_selector,
     selector,
+    slow_marked,
 )
-
-from dpplug.plugins.partition.optimal import breakpoints, closed_form, keep_probabilities
 
 #: Rational e^ε ∈ [1.01, 20] and δ ∈ [1e-6, 0.99].
 LS = [mpq(101, 100), mpq(11, 10), mpq(3, 2), mpq(2), mpq(27, 10), mpq(7), mpq(20)]
@@ -156,7 +158,9 @@ OPT_CASES = [c for c in grid_cases((OPTIMAL,))]
 MAX_SATURATION = 2000  # exact recurrence on 48-bit-dyadic L: rationals of 48·n bits
 
 
-@pytest.mark.parametrize("case", OPT_CASES, ids=case_id)
+@pytest.mark.parametrize(
+    "case", slow_marked(OPT_CASES, lambda s: s.saturation > MAX_SATURATION), ids=case_id
+)
 def test_selector_below_exact_recurrence(case: tuple[str, Fraction, Fraction, int]) -> None:
     """π̂(n) ≤ π_{L,δ}(n) with L, δ the selector's per-partition guarantee (π is the pointwise
     largest (L, δ)-DP curve, Def. 4), and close to the recurrence the table rounds, π = π_{L,δ_c}
@@ -168,11 +172,9 @@ def test_selector_below_exact_recurrence(case: tuple[str, Fraction, Fraction, in
     Both follow from rounding down each step of the recurrence: each step loses < 2^-63 and the
     geometric phase multiplies earlier losses by L, so the loss there is relative, ≈ 2^-63/δ_c.
     (Within (n + 1)·2^-63 does NOT hold: 420 224·2^-63 at n = 14 for ε = 1, δ = 1e-6, ℓ₀ = 1.)
-    Unit counts up to saturation + 2; skipped above saturation 2000 (ε = 0.01 with small δ or
+    Unit counts up to saturation + 2; slow_grid above saturation 2000 (ε = 0.01 with small δ or
     ℓ₀ ≥ 2, ε = 0.1 with ℓ₀ = 10)."""
     s = grid_selector(case)
-    if s.saturation > MAX_SATURATION:
-        pytest.skip(f"saturation {s.saturation}: exact recurrence too slow")
     L, delta = s.per_partition.exp_epsilon, s.per_partition.delta
     delta_c = s.budget.delta
     assert delta <= delta_c

@@ -11,9 +11,10 @@ from typing import Any
 
 import numpy as np
 import pytest
-from selector_support import GAUSSIAN, LAPLACE, OPTIMAL, SELECTORS, TGT
 
 import dpplug
+
+from support.selectors import GAUSSIAN, LAPLACE, OPTIMAL, SELECTORS, TGT
 
 LARGEST = {"max_partitions_contributed": 4096, "pre_threshold": 2**30}
 

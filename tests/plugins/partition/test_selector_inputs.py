@@ -8,9 +8,10 @@ from typing import Any
 
 import numpy as np
 import pytest
-from selector_support import GRID_SELECTORS, SELECTORS, TGT, selector
 
 import dpplug
+
+from support.selectors import GRID_SELECTORS, SELECTORS, TGT, selector
 
 GOOD = {"epsilon": Fraction(1), "delta": Fraction(1, 1000)}
 NAN, INF = float("nan"), float("inf")

@@ -9,7 +9,11 @@ from typing import Any
 
 import pytest
 from gmpy2 import mpq
-from selector_support import (
+
+import dpplug
+from dpplug.conformance.divergence import hockey_stick
+
+from support.selectors import (
     GAUSSIAN,
     GRID_SELECTORS,
     SELECTORS,
@@ -19,9 +23,6 @@ from selector_support import (
     exp_upper_bound,
     selector,
 )
-
-import dpplug
-from dpplug.conformance.divergence import hockey_stick
 
 BASE = [
     {"epsilon": Fraction(1), "delta": Fraction(1, 10**5)},

@@ -14,9 +14,10 @@ from typing import Any
 import numpy as np
 import pytest
 from scipy.stats import binomtest
-from selector_support import GRID, GRID_SELECTORS, SELECTORS, TGT, Words, floor_grid, selector
 
 import dpplug
+
+from support.selectors import GRID, GRID_SELECTORS, SELECTORS, TGT, Words, floor_grid, selector
 
 PARAMS = {"epsilon": Fraction(1), "delta": Fraction(1, 1000)}
 

@@ -11,9 +11,10 @@ from itertools import pairwise
 from typing import Any
 
 import pytest
-from geometric_support import SLACK, exact, exp_bounds
 
 import dpplug
+
+from support.geometric import SLACK, exact, exp_bounds
 
 #: (name, fixed parameters) of every built-in sampler.
 SAMPLERS = {

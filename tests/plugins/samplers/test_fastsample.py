@@ -8,13 +8,14 @@ from fractions import Fraction
 from typing import Any
 
 import pytest
-from geometric_support import expected_ratio, spends_its_budget, tail, two_sided
 from gmpy2 import mpq, mpz
 
 import dpplug
 from dpplug.conformance.divergence import max_likelihood_ratio
 from dpplug.conformance.probes.sampler.probe import sampler_privacy
 from dpplug.plugins.samplers.geometric_params import GeometricParams
+
+from support.geometric import expected_ratio, spends_its_budget, tail, two_sided
 
 FASTSAMPLE = dpplug.registry().get("fastsample").cls
 CASES = [

@@ -8,11 +8,12 @@ from typing import Any
 
 import gmpy2
 import pytest
-from geometric_support import expected_ratio, spends_its_budget, tail, two_sided
 from gmpy2 import mpq
 
 import dpplug
 from dpplug.conformance.probes.sampler.probe import sampler_privacy
+
+from support.geometric import expected_ratio, spends_its_budget, tail, two_sided
 
 CASES = [
     {"n": 1, "epsilon": Fraction(1, 2)},

@@ -46,9 +46,6 @@ class TernaryResponse(dpplug.CountingQuerySampler):
     def _scaled_cdf(self, z: int, count: int) -> int:
         return sum(1 for u in range(1, 5) if self._output(count, u) <= z)
 
-    def _pmf(self, count: int) -> dpplug.Pmf:
-        return self._pmf_from_scaled_cdf(count)
-
     def _accuracy(self, beta: Any) -> dpplug.Accuracy:
         bound = dpplug.ErrorBound(0 if beta >= mpq(1, 2) else 2, beta)
         return dpplug.Accuracy(bound, bound, formula="a = 0 if β ≥ 1/2, else 2")

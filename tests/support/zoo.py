@@ -19,6 +19,7 @@ from dpplug.discrete_noise import BitStream, bernoulli_exp, discrete_laplace
 from dpplug.guarantee import COUNT_SENSITIVITY_1, Neighbouring, Relation
 from dpplug.kinds import TrueCounts
 from dpplug.kinds.histogram_releaser.outputs import DenseHistogram, SparseHistogram
+from dpplug.param_types import INTEGER
 from dpplug.plugins.histograms import (
     BasicHistogramReleaser,
     CompactHistogramReleaser,
@@ -619,7 +620,7 @@ class IgnoresContributionsPerPartition(OptimalPartitionSelection):
             *SELECTOR_PARAMS,
             dpplug.Param(
                 "max_contributions_per_partition",
-                "integer",
+                INTEGER,
                 "ℓ∞: how many units one privacy unit may add to one partition.",
                 low=1,
                 high=100,

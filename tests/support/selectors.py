@@ -7,12 +7,14 @@ bisection and the long keep tables of small ε).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from fractions import Fraction
 from functools import cache
 from typing import Any
 
 import gmpy2
 import numpy as np
+import pytest
 from gmpy2 import mpfr, mpq
 
 import dpplug
@@ -68,6 +70,18 @@ def selector(name: str, **params: Any) -> Any:
 def grid_selector(case: tuple[str, Fraction, Fraction, int]) -> Any:
     name, eps, delta, l0 = case
     return selector(name, epsilon=eps, delta=delta, max_partitions_contributed=l0)
+
+
+def slow_marked(
+    cases: list[tuple[str, Fraction, Fraction, int]], too_slow: Callable[[Any], bool]
+) -> list[Any]:
+    """*cases* for ``parametrize``, those whose selector is *too_slow* for every run marked
+    ``slow_grid`` (tests/conftest.py: skipped unless ``--slow-grid``; CI runs a rotating
+    share). The selectors are built here once, at collection, and cached for the tests."""
+    return [
+        pytest.param(case, marks=pytest.mark.slow_grid) if too_slow(grid_selector(case)) else case
+        for case in cases
+    ]
 
 
 def b1_slack(lo: Any, hi: Any, L: Any) -> Any:
