@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 from rich.console import Console
 from rich.markup import escape
 
+from dpplug.conformance.requirement import REQUIRABLE, falls_short
 from dpplug.errors import BadParameter
 
 if TYPE_CHECKING:
@@ -78,7 +79,7 @@ def add_command(commands: Any) -> None:
     )
     conform.add_argument(
         "--require",
-        choices=_REQUIRABLE,
+        choices=REQUIRABLE,
         metavar="LEVEL",
         help="fail the run unless every plugin reaches LEVEL (declared, audited or "
         '"exactly verified")',
@@ -176,16 +177,9 @@ class _Activity:
             self.status.update(escape(textwrap.shorten(text or "finishing", self.out.width - 4)))
 
 
-#: The levels ``--require`` takes, weakest first.
-_REQUIRABLE = ("declared", "audited", "exactly verified")
-
-
 def _below(results: list[PluginResult], required: str | None) -> list[str]:
     """The plugins of *results* below the *required* level (none when nothing is required)."""
-    if required is None:
-        return []
-    rank = {level: i for i, level in enumerate(_REQUIRABLE)}
-    return [r.name for r in results if rank.get(r.level.value, -1) < rank[required]]
+    return [r.name for r in results if falls_short(r.level.value, required)]
 
 
 _MARKS = {"passed": "[green]✓[/green]", "failed": "[red]✗[/red]", "skipped": "[dim]–[/dim]"}

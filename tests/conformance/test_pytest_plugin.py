@@ -30,3 +30,21 @@ def test_collect_only_counts_the_contract_items(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stdout
     assert f"{len(CONTRACTS)} tests collected" in done.stdout
     assert done.stdout.count("dpplug[geosample]") == len(CONTRACTS)
+
+
+def test_require_fails_a_plugin_below_the_level_and_passes_it_at_its_own(tmp_path: Path) -> None:
+    """With its sampling-law contract deselected, geosample's contracts of the session pass but
+    earn "audited" only: requiring "exactly verified" fails its level item, saying what did not
+    run, and requiring "audited" passes it."""
+    common = ("--dpplug-plugin", "geosample", "--dpplug-mode", "fast", "-q")
+    common += ("-k", "not sampling-law")
+    short = _pytest(tmp_path, *common, "--dpplug-require", "exactly verified")
+    assert short.returncode == 1, short.stdout
+    assert f"1 failed, {len(CONTRACTS) - 1} passed" in short.stdout
+    assert (
+        "geosample: level audited, below the required exactly verified (contracts not run in "
+        "this session: sampling-law; cells no contract covered: sample × batch)"
+    ) in short.stdout
+    enough = _pytest(tmp_path, *common, "--dpplug-require", "audited")
+    assert enough.returncode == 0, enough.stdout
+    assert f"{len(CONTRACTS)} passed" in enough.stdout
