@@ -8,14 +8,20 @@ refuses raises what PipelineDP raises, and only then dpplug's checks of dpplug s
 mechanism enters a pipeline is its kind's :class:`~dpplug.kind.PipelineRole`, never the kind
 itself:
 
-- **Partition selection** (``_select_private_partitions_internal``): when
-  ``SelectPartitionsParams`` or ``AggregateParams`` carry a :func:`partition_selection` spec in
-  their ``partition_selection_strategy`` field, partitions are kept by that registered selector,
-  with PipelineDP's ``pre_threshold`` and ``max_partitions_contributed``. Its budget is requested
-  as ``MechanismType.GENERIC`` (ε, δ): PipelineDP's own ``TRUNCATED_GEOMETRIC`` path is broken
-  under the PLD accountant (it is left out of the composition or crashes). Each partition is
-  decided by the selector's ``decider`` (grid selectors: one 63-bit draw against their exact keep
-  table).
+- **Partition selection** (``_select_partitions``, ``_select_private_partitions_internal``):
+  when ``SelectPartitionsParams`` or ``AggregateParams`` carry a :func:`partition_selection`
+  spec in their ``partition_selection_strategy`` field, partitions are kept by that registered
+  selector, with PipelineDP's ``pre_threshold`` and ``max_partitions_contributed``. Its budget is
+  requested as ``MechanismType.GENERIC`` (ε, δ): PipelineDP's own ``TRUNCATED_GEOMETRIC`` path is
+  broken under the PLD accountant (it is left out of the composition or crashes).
+  ``select_partitions`` runs as a counting graph: PipelineDP's contribution bounding, the units
+  of each partition counted by the backend, and the partitions decided a batch at a time by the
+  selector's vectorised ``select`` (:mod:`~dpplug.adapters.pipelinedp_batches`); so does
+  ``aggregate`` when dpplug noises every metric (COUNT, PRIVACY_ID_COUNT) and selects the
+  partitions, the noise drawn for a batch at once too. Elsewhere (other metrics alongside, public
+  partitions) PipelineDP's graph runs and each partition is decided by the selector's
+  ``decider`` (grid selectors: one 63-bit draw against their exact keep table). Both draw one
+  independent decision per partition with the law the conformance suite checks.
 - **Count noise** (``_create_compound_combiner``, ``_add_dp_noise``): with
   ``noise_kind=sampler(name, **params)`` in the params (COUNT and PRIVACY_ID_COUNT only), or
   ``count_noise=sampler(...)`` given to the engine (the other metrics keep PipelineDP's
@@ -414,7 +420,8 @@ class _ReleaseCounts:
     (:class:`_KeepBatch`), then each count sampler's noise on the kept partitions' counts (its
     vectorised ``sample``), as PipelineDP's ``MetricsTuple`` in PipelineDP's field order. The
     elements are (key, (rows, privacy units)) after contribution bounding, or (key, rows) when
-    the contributions were already bounded (both counts are then the rows, as in PipelineDP)."""
+    the contributions were already bounded (COUNT alone then, as PipelineDP allows; the units
+    the selection sees are estimated from the rows)."""
 
     def __init__(self, keep: _KeepBatch, children: list[Any], with_std: bool) -> None:
         self._keep, self._children, self._with_std = keep, children, with_std
@@ -427,14 +434,11 @@ class _ReleaseCounts:
     def __call__(self, batch: list[tuple[Any, Any]]) -> list[tuple[Any, Any]]:
         counted = np.array([value for _, value in batch], dtype=np.int64).reshape(len(batch), -1)
         rows = counted[:, 0]
-        if counted.shape[1] == 1:  # contributions bounded already: one row, one unit's count
-            ids, units = rows, self._keep.units(rows)
-        else:
-            ids = units = counted[:, 1]
+        units = self._keep.units(rows) if counted.shape[1] == 1 else counted[:, 1]
         kept = np.flatnonzero(self._keep.keep(units))
         columns: list[list[Any]] = []
         for child in self._children:
-            counts = ids if isinstance(child, PluginPrivacyIdCountCombiner) else rows
+            counts = units if isinstance(child, PluginPrivacyIdCountCombiner) else rows
             mechanism = child.get_mechanism()
             columns.append(mechanism.add_noise(counts[kept]).tolist())
             if self._with_std:
