@@ -671,7 +671,7 @@ class DPEngine(pipeline_dp.DPEngine):
         )
         one = backend.sample_fixed_per_key(rows, 1, "Keep one row per privacy unit")
         labels = backend.map(one, _first_label, "Label of each unit")
-        counts = backend.count_per_element(labels, "Count rows per label")
+        counts = batches.count_per_element(backend, labels, "Count rows per label")
         plan = spec.kind.central_plan(spec.entry().cls)
         public = plan.public(dict(spec.params), process_source())
         bins = backend.map(counts, functools.partial(_per_bin, plan, public), "Map the bins")
@@ -729,19 +729,10 @@ class DPEngine(pipeline_dp.DPEngine):
         backend, l0 = self._backend, params.max_partitions_contributed
         if params.contribution_bounds_already_enforced:
             keys = backend.map(col, data_extractors.partition_extractor, "Extract partition_key")
+            units = batches.count_per_element(backend, keys, "Count privacy units per partition")
         else:
-            pairs = backend.map(
-                col,
-                functools.partial(_unit_and_label, data_extractors),
-                "Extract (privacy_id, partition_key)",
-            )
-            grouped = backend.group_by_key(pairs, "Group by privacy_id")
-            keys = backend.flat_map(
-                grouped,
-                functools.partial(batches.bounded_partitions, l0),
-                "Sample cross-partition contributions",
-            )
-        units = backend.count_per_element(keys, "Count privacy units per partition")
+            extract = functools.partial(_unit_and_label, data_extractors)
+            units = batches.units_per_partition(backend, col, extract, l0)
         budget = self._selection_budget(strategy, l0, params.pre_threshold)
         keep = _KeepBatch(strategy, budget, l0, 1, params.pre_threshold)
         return batches.per_batch(
@@ -792,7 +783,7 @@ class DPEngine(pipeline_dp.DPEngine):
         report = self._current_report_generator
         if params.contribution_bounds_already_enforced:
             keys = backend.map(col, data_extractors.partition_extractor, "Extract partition_key")
-            counted = backend.count_per_element(keys, "Count rows per partition")
+            counted = batches.count_per_element(backend, keys, "Count rows per partition")
             rows_per_unit = params.max_contributions or linf
         else:
             pairs = backend.map(
@@ -800,9 +791,11 @@ class DPEngine(pipeline_dp.DPEngine):
                 functools.partial(_unit_and_label, data_extractors),
                 "Extract (privacy_id, partition_key)",
             )
-            per_pair = backend.count_per_element(pairs, "Count rows per privacy_id and partition")
+            per_pair = batches.count_per_element(
+                backend, pairs, "Count rows per privacy_id and partition"
+            )
             per_unit = backend.map(per_pair, _by_unit, "Rekey to (privacy_id, (partition, rows))")
-            grouped = backend.group_by_key(per_unit, "Group by privacy_id")
+            grouped = batches.group_by_key(backend, per_unit, "Group by privacy_id")
             bounded = backend.flat_map(
                 grouped,
                 functools.partial(batches.bounded_contributions, l0, linf),

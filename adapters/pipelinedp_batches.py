@@ -18,8 +18,10 @@ since every element gets its own independent draws.
 
 from __future__ import annotations
 
+import collections
 import functools
 import itertools
+import operator
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
@@ -49,6 +51,83 @@ def per_batch(backend: Any, col: Any, fn: Batch, stage_name: str) -> Any:
             | f"{label}: per batch" >> beam.FlatMap(fn)
         )
     return backend.flat_map(col, functools.partial(_alone, fn), stage_name)
+
+
+def units_per_partition(
+    backend: Any, col: Any, unit_and_partition: Callable[[Any], tuple[Any, Any]], l0: int
+) -> Any:
+    """(partition, privacy units) after PipelineDP's ``select_partitions`` contribution bounding
+    (:func:`bounded_partitions`: at most *l0* distinct partitions per unit), from rows whose
+    (unit, partition) *unit_and_partition* extracts. On Spark each RDD partition's rows are
+    grouped by unit in one pass and each group's chosen partitions counted in one ``Counter``
+    (Python calls per row cost more there than anything else); elsewhere PipelineDP's backend
+    operations, in PipelineDP's order."""
+    if isinstance(backend, pipeline_dp.SparkRDDBackend):
+        grouped = col.mapPartitions(functools.partial(_grouped_rows, unit_and_partition))
+        chosen = grouped.reduceByKey(_joined).mapPartitions(functools.partial(_chosen, l0))
+        return chosen.reduceByKey(operator.add)
+    pairs = backend.map(col, unit_and_partition, "Extract (privacy_id, partition_key)")
+    grouped = backend.group_by_key(pairs, "Group by privacy_id")
+    keys = backend.flat_map(
+        grouped,
+        functools.partial(bounded_partitions, l0),
+        "Sample cross-partition contributions",
+    )
+    return backend.count_per_element(keys, "Count privacy units per partition")
+
+
+def _grouped_rows(
+    unit_and_partition: Callable[[Any], tuple[Any, Any]], rows: Iterable[Any]
+) -> Iterable[tuple[Any, list[Any]]]:
+    return _grouped(map(unit_and_partition, rows))
+
+
+def _chosen(l0: int, groups: Iterable[tuple[Any, list[Any]]]) -> Iterable[tuple[Any, int]]:
+    """How many units chose each partition, of these units' groups (:func:`bounded_partitions`)."""
+    counts: collections.Counter[Any] = collections.Counter()
+    for group in groups:
+        counts.update(bounded_partitions(l0, group))
+    return counts.items()
+
+
+def count_per_element(backend: Any, col: Any, stage_name: str) -> Any:
+    """PipelineDP's ``count_per_element`` (element → how many times it occurs); on Spark each
+    RDD partition is counted by a ``collections.Counter`` before the shuffle, where PipelineDP's
+    backend combines the pairs (element, 1) one by one in Python."""
+    if isinstance(backend, pipeline_dp.SparkRDDBackend):
+        return col.mapPartitions(_counted).reduceByKey(operator.add)
+    return backend.count_per_element(col, stage_name)
+
+
+def group_by_key(backend: Any, col: Any, stage_name: str) -> Any:
+    """PipelineDP's ``group_by_key`` ((key, value) → (key, values)); on Spark each RDD partition
+    is grouped in one pass before the shuffle and the groups' lists are joined in place after
+    it, where Spark's ``groupByKey`` groups through its external merger."""
+    if isinstance(backend, pipeline_dp.SparkRDDBackend):
+        return col.mapPartitions(_grouped).reduceByKey(_joined)
+    return backend.group_by_key(col, stage_name)
+
+
+def _counted(elements: Iterable[Any]) -> Iterable[tuple[Any, int]]:
+    return collections.Counter(elements).items()
+
+
+def _grouped(pairs: Iterable[tuple[Any, Any]]) -> Iterable[tuple[Any, list[Any]]]:
+    groups: dict[Any, list[Any]] = {}
+    for key, value in pairs:
+        group = groups.get(key)
+        if group is None:
+            groups[key] = [value]
+        else:
+            group.append(value)
+    return groups.items()
+
+
+def _joined(a: list[Any], b: list[Any]) -> list[Any]:
+    """Two groups of one key as one list: *a* extended (every list here is one of
+    :func:`_grouped`'s or this function's, never the caller's)."""
+    a.extend(b)
+    return a
 
 
 def batched(fn: Batch, elements: Iterable[Any]) -> Iterator[Any]:
