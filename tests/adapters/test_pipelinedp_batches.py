@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import math
 import operator
+from collections.abc import Iterator
 from fractions import Fraction
 from typing import Any
 
@@ -55,11 +56,35 @@ class Delegating:
         return getattr(self._local, name)
 
 
+@pytest.fixture(scope="module")
+def spark_context() -> Iterator[Any]:
+    pytest.importorskip("pyspark")
+    from dpplug.adapters.spark import local_context
+
+    context = local_context("dpplug-counting-graph-tests")
+    yield context
+    context.stop()
+
+
+def _on(backend: str, request: pytest.FixtureRequest, rows: list[Any]) -> tuple[Any, Any]:
+    """(backend, collection of *rows*) for *backend*: "local", "delegating" (a backend PipelineDP
+    does not know) or "spark" (Spark local[2], the rows dealt round-robin into 3 RDD partitions,
+    so every unit's rows lie in all of them: the per-partition counts and groups of the Spark
+    graph must be combined across partitions, or a unit counts up to 3 times)."""
+    if backend == "spark":
+        context = request.getfixturevalue("spark_context")
+        dealt = [row for offset in range(3) for row in rows[offset::3]]
+        return pipeline_dp.SparkRDDBackend(context), context.parallelize(dealt, 3)
+    return (Delegating() if backend == "delegating" else pipeline_dp.LocalBackend()), rows
+
+
 def _accountant(epsilon: float = 1000) -> Any:
     return pipeline_dp.NaiveBudgetAccountant(total_epsilon=epsilon, total_delta=1e-6)
 
 
-def _aggregate(backend: Any, metrics: list[Any], **bounds: Any) -> tuple[dict[str, Any], Any]:
+def _aggregate(
+    backend: Any, metrics: list[Any], col: Any = ROWS, **bounds: Any
+) -> tuple[dict[str, Any], Any]:
     accountant = _accountant()
     engine = DPEngine(accountant, backend, count_noise=sampler("discrete-laplace"))
     params = pipeline_dp.AggregateParams(
@@ -67,9 +92,10 @@ def _aggregate(backend: Any, metrics: list[Any], **bounds: Any) -> tuple[dict[st
         partition_selection_strategy=partition_selection("optimal-partition-selection"),
         **{"max_partitions_contributed": L0, "max_contributions_per_partition": LINF, **bounds},
     )
-    result = engine.aggregate(ROWS, params, EXTRACTORS)
+    result = engine.aggregate(col, params, EXTRACTORS)
     accountant.compute_budgets()
-    return dict(result), engine
+    found = result.collect() if isinstance(backend, pipeline_dp.SparkRDDBackend) else result
+    return dict(found), engine
 
 
 def _error(engine: Any, name: str, l1: int) -> int:
@@ -87,13 +113,16 @@ def _error(engine: Any, name: str, l1: int) -> int:
     return int(built.accuracy(BETA).per_query.a)
 
 
-@pytest.mark.parametrize("backend", [pipeline_dp.LocalBackend, Delegating])
-def test_counts_are_bounded_as_pipelinedp_bounds_them(backend: Any) -> None:
+@pytest.mark.parametrize("backend", ["local", "delegating", "spark"])
+def test_counts_are_bounded_as_pipelinedp_bounds_them(
+    backend: str, request: pytest.FixtureRequest
+) -> None:
     """Every unit touches 3 partitions with 5 rows each; ℓ₀ = 2 of them are kept, each counted
     up to ℓ∞ = 2 rows: the 3 partitions of a group share 2·units contributions, the counts sum
     to exactly 2·ℓ∞ per unit and the unit counts to 2 per unit (each within the noise), and each
     partition holds about 2/3 of the group's units (binomial, 6 standard deviations)."""
-    released, engine = _aggregate(backend(), [Metrics.COUNT, Metrics.PRIVACY_ID_COUNT])
+    engine_backend, col = _on(backend, request, ROWS)
+    released, engine = _aggregate(engine_backend, [Metrics.COUNT, Metrics.PRIVACY_ID_COUNT], col)
     assert sorted(released) == sorted({row[1] for row in ROWS})  # every partition, surely
     count_error = _error(engine, "COUNT (discrete-laplace)", L0 * LINF)
     units_error = _error(engine, "PRIVACY_ID_COUNT (discrete-laplace)", L0)
@@ -136,7 +165,10 @@ def test_contributions_bounded_already_count_every_row() -> None:
     assert abs(result["high"].count - 1000 * m) <= _error(engine, "COUNT (geosample)", 2)
 
 
-def test_select_partitions_keeps_l0_distinct_partitions_per_unit() -> None:
+@pytest.mark.parametrize("backend", ["local", "spark"])
+def test_select_partitions_keeps_l0_distinct_partitions_per_unit(
+    backend: str, request: pytest.FixtureRequest
+) -> None:
     """ℓ₀ = 1 of each unit's 3 partitions (rows repeated: distinct partitions count once): each
     partition holds a third of its group's units, so with the pre-threshold just above a third
     plus 6 standard deviations none is kept, and just below a third minus 6 standard deviations
@@ -149,15 +181,17 @@ def test_select_partitions_keeps_l0_distinct_partitions_per_unit() -> None:
         (math.floor(group / 3 - spread) - 200, keys),
     ):
         accountant = _accountant(10)
-        engine = DPEngine(accountant, pipeline_dp.LocalBackend())
+        engine_backend, col = _on(backend, request, ROWS)
+        engine = DPEngine(accountant, engine_backend)
         params = pipeline_dp.SelectPartitionsParams(
             max_partitions_contributed=1,
             pre_threshold=pre_threshold,
             partition_selection_strategy=partition_selection("optimal-partition-selection"),
         )
-        selected = engine.select_partitions(ROWS, params, EXTRACTORS)
+        selected = engine.select_partitions(col, params, EXTRACTORS)
         accountant.compute_budgets()
-        assert set(selected) == expected
+        found = selected.collect() if backend == "spark" else selected
+        assert set(found) == expected
 
 
 PUBLIC = [*sorted({row[1] for row in ROWS})[:4], "absent"]
