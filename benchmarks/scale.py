@@ -6,7 +6,9 @@ at a size it can take. The data (``synthetic.zipf_rows``): ``--rows`` (unit, par
 for each size given, over ``--partitions`` Zipf-ranked partitions, each unit touching 1 to
 ``--max-touch`` of them; Spark builds them where it runs, in chunks of ``--chunk`` rows each
 generated from the seed and the chunk's number (nothing passes through the driver), caches
-and counts them before the runs. Every engine gets ``NaiveBudgetAccountant(ε = 1, δ = 1e-5)``.
+and counts them before the runs; every pipeline runs once, untimed, on 10^4 rows first (Spark's
+JIT, its Python workers and their imports are then warm for every engine alike). Every engine
+gets ``NaiveBudgetAccountant(ε = 1, δ = 1e-5)``.
 
 1. **select_partitions**, ℓ₀ = ``--l0``: dpplug's engine with
    ``partition_selection("optimal-partition-selection")`` against PipelineDP's engine with its
@@ -73,6 +75,8 @@ import dpplug
 
 EPSILON, DELTA = 1.0, 1e-5
 BENCH = "scale"
+#: Rows of the untimed run of every pipeline before the first size.
+WARM_UP_ROWS = 10_000
 HERE = Path(__file__).resolve().parent
 
 
@@ -370,11 +374,25 @@ def _ratio(numerator: list[Run], denominator: list[Run]) -> float:
     return median_ratio([run.cpu for run in numerator], [run.cpu for run in denominator])
 
 
+def warm_up(spark: SparkRun, backend: Any, args: argparse.Namespace) -> None:
+    """Every pipeline once on :data:`WARM_UP_ROWS` rows, untimed: Spark's JIT, its Python
+    workers and their imports (PipelineDP, python-dp, dpplug and its plugins' tables) are then
+    ready for every engine alike."""
+    rdd = spark.rows(WARM_UP_ROWS, args.partitions, args.max_touch, args.chunk, args.seed + 1)
+    for ours, strategy in strategies().values():
+        select(backend, rdd, ours, strategy, args.l0).count()
+    for ours in (True, False):
+        aggregate(backend, rdd, ours, args.l0, args.linf).count()
+    central(backend, rdd, args.partitions, WARM_UP_ROWS).count()
+    rdd.unpersist()
+
+
 def spark_sections(args: argparse.Namespace, spark: SparkRun) -> None:
     import pipeline_dp
 
     backend = pipeline_dp.SparkRDDBackend(spark.context)
     central_rows: list[tuple[int, Run, int, float]] = []
+    warm_up(spark, backend, args)
     for size in args.rows:
         rdd = spark.rows(size, args.partitions, args.max_touch, args.chunk, args.seed)
         console.print(
