@@ -60,8 +60,11 @@ def units_per_partition(
     (:func:`bounded_partitions`: at most *l0* distinct partitions per unit), from rows whose
     (unit, partition) *unit_and_partition* extracts. On Spark each RDD partition's rows are
     grouped by unit in one pass and each group's chosen partitions counted in one ``Counter``
-    (Python calls per row cost more there than anything else); elsewhere PipelineDP's backend
-    operations, in PipelineDP's order."""
+    (Python calls per row cost more there than anything else); on ``LocalBackend`` all rows
+    so, in one lazy pass (where PipelineDP's stages each keep a list of their output); elsewhere
+    PipelineDP's backend operations, in PipelineDP's order."""
+    if isinstance(backend, pipeline_dp.LocalBackend):
+        return pipeline_backend.ReiterableLazyIterable(_units_lazily(l0, unit_and_partition, col))
     if isinstance(backend, pipeline_dp.SparkRDDBackend):
         grouped = col.mapPartitions(functools.partial(_grouped_rows, unit_and_partition))
         chosen = grouped.reduceByKey(_joined).mapPartitions(functools.partial(_chosen, l0))
@@ -74,6 +77,13 @@ def units_per_partition(
         "Sample cross-partition contributions",
     )
     return backend.count_per_element(keys, "Count privacy units per partition")
+
+
+def _units_lazily(
+    l0: int, unit_and_partition: Callable[[Any], tuple[Any, Any]], rows: Iterable[Any]
+) -> Iterator[tuple[Any, int]]:
+    """:func:`units_per_partition` of all *rows* at once, computed when first iterated."""
+    yield from _chosen(l0, _grouped_rows(unit_and_partition, rows))
 
 
 def _grouped_rows(
