@@ -36,7 +36,7 @@ tables show each engine's run of median CPU time and the ratios are medians of t
 ratios of CPU time. The load average is printed with each size.
 
 Run from the repository root (Linux: ``/proc``; about 25 minutes at 10^6 and 10^7 rows on 2
-cores; ``--quick``: 10^5 rows and 2 rounds, a few minutes)::
+cores; ``--quick``: 10^5 rows, a few minutes)::
 
     python benchmarks/scale.py [--quick] [--rows N …] [--partitions P] [--max-touch T]
         [--l0 L] [--linf L] [--beam-rows N] [--rounds R] [--memory 6g] [--headlines FILE]
@@ -555,7 +555,7 @@ def beam_section(args: argparse.Namespace) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="10^5 rows, 2 rounds (a few minutes)")
+    parser.add_argument("--quick", action="store_true", help="10^5 rows (a few minutes)")
     parser.add_argument("--rows", type=int, nargs="+", default=[10**6, 10**7])
     parser.add_argument("--partitions", type=int, default=10**6)
     parser.add_argument("--max-touch", type=int, default=100)
@@ -572,7 +572,6 @@ def main() -> None:
     args = parser.parse_args()
     if args.quick:
         args.rows, args.partitions, args.beam_rows = [10**5], 10**5, 2 * 10**4
-        args.rounds = max(args.rounds, 2)
     console.print(
         f"dpplug {version('dpplug')}, PipelineDP {version('pipeline-dp')}, pyspark "
         f"{version('pyspark')}, Apache Beam {version('apache-beam')}; ε = {EPSILON}, "
