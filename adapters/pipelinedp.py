@@ -8,14 +8,20 @@ refuses raises what PipelineDP raises, and only then dpplug's checks of dpplug s
 mechanism enters a pipeline is its kind's :class:`~dpplug.kind.PipelineRole`, never the kind
 itself:
 
-- **Partition selection** (``_select_private_partitions_internal``): when
-  ``SelectPartitionsParams`` or ``AggregateParams`` carry a :func:`partition_selection` spec in
-  their ``partition_selection_strategy`` field, partitions are kept by that registered selector,
-  with PipelineDP's ``pre_threshold`` and ``max_partitions_contributed``. Its budget is requested
-  as ``MechanismType.GENERIC`` (ε, δ): PipelineDP's own ``TRUNCATED_GEOMETRIC`` path is broken
-  under the PLD accountant (it is left out of the composition or crashes). Each partition is
-  decided by the selector's ``decider`` (grid selectors: one 63-bit draw against their exact keep
-  table).
+- **Partition selection** (``_select_partitions``, ``_select_private_partitions_internal``):
+  when ``SelectPartitionsParams`` or ``AggregateParams`` carry a :func:`partition_selection`
+  spec in their ``partition_selection_strategy`` field, partitions are kept by that registered
+  selector, with PipelineDP's ``pre_threshold`` and ``max_partitions_contributed``. Its budget is
+  requested as ``MechanismType.GENERIC`` (ε, δ): PipelineDP's own ``TRUNCATED_GEOMETRIC`` path is
+  broken under the PLD accountant (it is left out of the composition or crashes).
+  ``select_partitions`` runs as a counting graph: PipelineDP's contribution bounding, the units
+  of each partition counted by the backend, and the partitions decided a batch at a time by the
+  selector's vectorised ``select`` (:mod:`~dpplug.adapters.pipelinedp_batches`); so does
+  ``aggregate`` when dpplug noises every metric (COUNT, PRIVACY_ID_COUNT) and selects the
+  partitions, the noise drawn for a batch at once too. Elsewhere (other metrics alongside, public
+  partitions) PipelineDP's graph runs and each partition is decided by the selector's
+  ``decider`` (grid selectors: one 63-bit draw against their exact keep table). Both draw one
+  independent decision per partition with the law the conformance suite checks.
 - **Count noise** (``_create_compound_combiner``, ``_add_dp_noise``): with
   ``noise_kind=sampler(name, **params)`` in the params (COUNT and PRIVACY_ID_COUNT only), or
   ``count_noise=sampler(...)`` given to the engine (the other metrics keep PipelineDP's
@@ -71,10 +77,12 @@ from fractions import Fraction
 from typing import Any, cast
 
 import numpy as np
+import numpy.typing as npt
 import pipeline_dp
 from pipeline_dp import budget_accounting, combiners, dp_computations, report_generator
 from pipeline_dp.aggregate_params import MechanismType, Metrics
 
+from dpplug.adapters import pipelinedp_batches as batches
 from dpplug.adapters.budget import Placed, check_granted, place
 from dpplug.comparison import BEST, best_named
 from dpplug.errors import BadData, BadParameter, NotSupported
@@ -82,7 +90,7 @@ from dpplug.kind import CentralPlan, Kind, PipelineRole, check_role
 from dpplug.kinds import CountingQuerySampler, PartitionSelector
 from dpplug.mechanism import Mechanism
 from dpplug.plugin_registry import Entry, Registry, resolve_registry
-from dpplug.randomness import SystemSource
+from dpplug.randomness import process_source
 
 #: Parameters PipelineDP's budget accountant and aggregation parameters supply.
 _SELECTOR_BUDGET = ("epsilon", "delta", "max_partitions_contributed", "pre_threshold")
@@ -393,15 +401,74 @@ class _Keep:
     def __call__(self, row: tuple[Any, Any]) -> bool:
         decide = self._decide
         if decide is None:
-            decide = self._decide = _selector(*self._args).decider(_source())
+            decide = self._decide = _selector(*self._args).decider(process_source())
         return decide(-(-row[1][0] // self._rows_per_unit))
 
 
-@functools.cache
-def _source() -> SystemSource:
-    """One default source per process: its keystream is made 64 KiB at a time, so partitions
-    drawn one by one cost no system call each (a forked worker reseeds it)."""
-    return SystemSource()
+class _KeepBatch:
+    """Keep decisions for a batch of partitions at once (:func:`~.pipelinedp_batches.per_batch`):
+    the selector's vectorised ``select`` on their unit counts, one draw per partition as the
+    scalar :class:`_Keep` makes. Picklable like :class:`_Keep`; the selector is built where it
+    runs, after ``compute_budgets``."""
+
+    def __init__(
+        self,
+        spec: PluginSpec,
+        budget: Any,
+        max_partitions: int,
+        rows_per_unit: int,
+        pre_threshold: int | None,
+    ) -> None:
+        self._args = (spec, budget, max_partitions, pre_threshold)
+        self._rows_per_unit = rows_per_unit
+
+    def units(self, rows: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
+        """Privacy units from row counts: a conservative ⌈rows / rows per unit⌉, as PipelineDP's
+        filter estimates them when the units are not in the data."""
+        return rows if self._rows_per_unit == 1 else -(-rows // self._rows_per_unit)
+
+    def keep(self, units: npt.NDArray[np.int64]) -> npt.NDArray[np.bool_]:
+        return _selector(*self._args).select(units, process_source()).keep
+
+    def __call__(self, batch: list[tuple[Any, int]]) -> list[Any]:
+        """The keys kept of a batch of (partition key, rows)."""
+        rows = np.fromiter((r for _, r in batch), dtype=np.int64, count=len(batch))
+        kept = self.keep(self.units(rows))
+        return [key for (key, _), keep in zip(batch, kept.tolist(), strict=True) if keep]
+
+
+class _ReleaseCounts:
+    """COUNT and PRIVACY_ID_COUNT of a batch of partitions at once: the keep decisions
+    (:class:`_KeepBatch`), then each count sampler's noise on the kept partitions' counts (its
+    vectorised ``sample``), as PipelineDP's ``MetricsTuple`` in PipelineDP's field order. The
+    elements are (key, (rows, privacy units)) after contribution bounding, or (key, rows) when
+    the contributions were already bounded (COUNT alone then, as PipelineDP allows; the units
+    the selection sees are estimated from the rows)."""
+
+    def __init__(self, keep: _KeepBatch, children: list[Any], with_std: bool) -> None:
+        self._keep, self._children, self._with_std = keep, children, with_std
+        names = []
+        for child in children:
+            (name,) = child.metrics_names()
+            names += [name, f"{name}_noise_stddev"] if with_std else [name]
+        self._names = tuple(names)
+
+    def __call__(self, batch: list[tuple[Any, Any]]) -> list[tuple[Any, Any]]:
+        counted = np.array([value for _, value in batch], dtype=np.int64).reshape(len(batch), -1)
+        rows = counted[:, 0]
+        units = self._keep.units(rows) if counted.shape[1] == 1 else counted[:, 1]
+        kept = np.flatnonzero(self._keep.keep(units))
+        columns: list[list[Any]] = []
+        for child in self._children:
+            counts = units if isinstance(child, PluginPrivacyIdCountCombiner) else rows
+            mechanism = child.get_mechanism()
+            columns.append(mechanism.add_noise(counts[kept]).tolist())
+            if self._with_std:
+                columns.append([mechanism.std] * kept.size)
+        metrics = combiners._get_or_create_named_tuple("MetricsTuple", self._names)
+        keys = [batch[i][0] for i in kept.tolist()]
+        rows_out = zip(*columns, strict=True)
+        return [(key, metrics(*values)) for key, values in zip(keys, rows_out, strict=True)]
 
 
 class PluginNoise(dp_computations.AdditiveMechanism):
@@ -443,7 +510,7 @@ class PluginNoise(dp_computations.AdditiveMechanism):
             counts = np.maximum(clamped, low)
         else:
             counts = np.clip(values, low, high).astype(np.int64)
-        noisy = self._sampler.sample(counts, _source()).astype(np.float64)
+        noisy = self._sampler.sample(counts, process_source()).astype(np.float64)
         return noisy if isinstance(value, np.ndarray) else float(noisy.reshape(-1)[0])
 
     @property
@@ -632,9 +699,9 @@ class DPEngine(pipeline_dp.DPEngine):
         )
         one = backend.sample_fixed_per_key(rows, 1, "Keep one row per privacy unit")
         labels = backend.map(one, _first_label, "Label of each unit")
-        counts = backend.count_per_element(labels, "Count rows per label")
+        counts = batches.count_per_element(backend, labels, "Count rows per label")
         plan = spec.kind.central_plan(spec.entry().cls)
-        public = plan.public(dict(spec.params), _source())
+        public = plan.public(dict(spec.params), process_source())
         bins = backend.map(counts, functools.partial(_per_bin, plan, public), "Map the bins")
         marker = _marker(backend, col)
         keyed = backend.flatten((bins, marker), "With marker")
@@ -654,25 +721,131 @@ class DPEngine(pipeline_dp.DPEngine):
             return super()._select_private_partitions_internal(
                 col, max_partitions_contributed, max_rows_per_privacy_id, strategy, pre_threshold
             )
+        budget = self._selection_budget(strategy, max_partitions_contributed, pre_threshold)
+        keep = _Keep(
+            strategy, budget, max_partitions_contributed, max_rows_per_privacy_id, pre_threshold
+        )
+        return self._backend.filter(col, keep, f"Filter private partitions ({strategy.name})")
+
+    def _selection_budget(
+        self, strategy: PluginSpec, max_partitions: int, pre_threshold: int | None
+    ) -> Any:
+        """The selection's budget (GENERIC), requested as PipelineDP requests its own, and its
+        stage of the report."""
         budget = self._request(
             MechanismType.GENERIC,
             f"PartitionSelection ({strategy.name})",
             functools.partial(
-                _selector,
-                strategy,
-                max_partitions=max_partitions_contributed,
-                pre_threshold=pre_threshold,
+                _selector, strategy, max_partitions=max_partitions, pre_threshold=pre_threshold
             ),
         )
-        keep = _Keep(
-            strategy, budget, max_partitions_contributed, max_rows_per_privacy_id, pre_threshold
-        )
         self._add_report_stage(
-            functools.partial(
-                _selection_report, strategy, budget, max_partitions_contributed, pre_threshold
+            functools.partial(_selection_report, strategy, budget, max_partitions, pre_threshold)
+        )
+        return budget
+
+    def _select_partitions(self, col: Any, params: Any, data_extractors: Any) -> Any:
+        """PipelineDP's ``select_partitions`` graph, with a dpplug strategy counted and decided
+        in batches: the contribution bounding PipelineDP does (at most ℓ₀ distinct partitions per
+        privacy unit, :func:`~.pipelinedp_batches.bounded_partitions`), the privacy units of
+        each partition counted by the backend (``count_per_element``, instead of an accumulator
+        per row merged per key), and the partitions decided a batch at a time
+        (:class:`_KeepBatch`)."""
+        strategy = params.partition_selection_strategy
+        if not isinstance(strategy, PluginSpec):
+            return super()._select_partitions(col, params, data_extractors)
+        backend, l0 = self._backend, params.max_partitions_contributed
+        if params.contribution_bounds_already_enforced:
+            keys = backend.map(col, data_extractors.partition_extractor, "Extract partition_key")
+            units = batches.count_per_element(backend, keys, "Count privacy units per partition")
+        else:
+            extract = functools.partial(_unit_and_label, data_extractors)
+            units = batches.units_per_partition(backend, col, extract, l0)
+        budget = self._selection_budget(strategy, l0, params.pre_threshold)
+        keep = _KeepBatch(strategy, budget, l0, 1, params.pre_threshold)
+        return batches.per_batch(
+            backend, units, keep, f"Select private partitions ({strategy.name})"
+        )
+
+    def _aggregate(
+        self, col: Any, params: Any, data_extractors: Any, public_partitions: Any
+    ) -> Any:
+        """PipelineDP's ``aggregate`` graph; when dpplug noises every metric (COUNT and
+        PRIVACY_ID_COUNT only) and selects the partitions, the counts are taken by the backend
+        and released in batches instead (:meth:`_count_graph`)."""
+        if not self._counts_in_batches(params, public_partitions):
+            return super()._aggregate(col, params, data_extractors, public_partitions)
+        return self._count_graph(col, params, data_extractors)
+
+    def _counts_in_batches(self, params: Any, public_partitions: Any) -> bool:
+        """Whether :meth:`_count_graph` computes this aggregation: dpplug's count noise on every
+        metric, dpplug's partition selection, no public partitions, and contributions bounded
+        already or by PipelineDP's cross- and per-partition bounding."""
+        return (
+            self._count_noise_for(params) is not None
+            and not params.custom_combiners
+            and all(m in _COUNT_COMBINERS for m in params.metrics)
+            and isinstance(params.partition_selection_strategy, PluginSpec)
+            and public_partitions is None
+            and not params.public_partitions_already_filtered
+            and not params.post_aggregation_thresholding
+            and (
+                params.contribution_bounds_already_enforced
+                or (
+                    not params.max_contributions
+                    and params.perform_cross_partition_contribution_bounding
+                )
             )
         )
-        return self._backend.filter(col, keep, f"Filter private partitions ({strategy.name})")
+
+    def _count_graph(self, col: Any, params: Any, data_extractors: Any) -> Any:
+        """COUNT and PRIVACY_ID_COUNT with dpplug's selection and noise: the rows of each
+        (privacy unit, partition) counted by the backend, at most ℓ₀ partitions per unit kept
+        with their rows counted up to ℓ∞ (:func:`~.pipelinedp_batches.bounded_contributions`),
+        summed per partition, and each batch of partitions selected and noised at once
+        (:class:`_ReleaseCounts`). The budgets are requested as PipelineDP requests them (the
+        counts' first, then the selection's) and the report has a stage for each step."""
+        combiner = self._create_compound_combiner(params)
+        backend, strategy = self._backend, params.partition_selection_strategy
+        l0, linf = params.max_partitions_contributed, params.max_contributions_per_partition
+        report = self._current_report_generator
+        if params.contribution_bounds_already_enforced:
+            keys = backend.map(col, data_extractors.partition_extractor, "Extract partition_key")
+            counted = batches.count_per_element(backend, keys, "Count rows per partition")
+            rows_per_unit = params.max_contributions or linf
+        else:
+            pairs = backend.map(
+                col,
+                functools.partial(_unit_and_label, data_extractors),
+                "Extract (privacy_id, partition_key)",
+            )
+            per_pair = batches.count_per_element(
+                backend, pairs, "Count rows per privacy_id and partition"
+            )
+            per_unit = backend.map(per_pair, _by_unit, "Rekey to (privacy_id, (partition, rows))")
+            grouped = batches.group_by_key(backend, per_unit, "Group by privacy_id")
+            bounded = backend.flat_map(
+                grouped,
+                functools.partial(batches.bounded_contributions, l0, linf),
+                "Bound contributions",
+            )
+            counted = backend.reduce_per_key(bounded, batches.add_pairs, "Sum per partition")
+            report.add_stage(
+                f"Per-partition contribution bounding: for each privacy_id and each partition, "
+                f"count min(actual_contributions_per_partition, {linf}) contributions."
+            )
+            report.add_stage(
+                f"Cross-partition contribution bounding: for each privacy_id randomly select "
+                f"max(actual_partition_contributed, {l0}) partitions"
+            )
+            rows_per_unit = 1
+        budget = self._selection_budget(strategy, l0, params.pre_threshold)
+        self._add_report_stages(combiner.explain_computation())
+        keep = _KeepBatch(strategy, budget, l0, rows_per_unit, params.pre_threshold)
+        release = _ReleaseCounts(keep, combiner._combiners, params.output_noise_stddev)
+        return batches.per_batch(
+            backend, counted, release, f"Select partitions and compute DP counts ({strategy.name})"
+        )
 
     def _create_compound_combiner(self, params: Any) -> Any:
         noise = self._count_noise_for(params)
@@ -728,6 +901,11 @@ def _marker(backend: Any, col: Any) -> Any:
     if isinstance(backend, pipeline_dp.SparkRDDBackend):
         return col.context.parallelize([(0, None)], 1)
     return backend.to_collection([(0, None)], col, "Release even without data")
+
+
+def _by_unit(unit_partition_rows: tuple[tuple[Any, Any], int]) -> tuple[Any, tuple[Any, int]]:
+    (unit, partition), rows = unit_partition_rows
+    return unit, (partition, rows)
 
 
 def _unit_and_label(extractors: Any, row: Any) -> tuple[Any, Any]:

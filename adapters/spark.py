@@ -20,7 +20,7 @@ import os
 import shutil
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any
 
@@ -39,10 +39,16 @@ def java_available() -> bool:
     )
 
 
-def local_context(app_name: str, cores: int = 2, attempts: int = ATTEMPTS) -> Any:
+def local_context(
+    app_name: str,
+    cores: int = 2,
+    attempts: int = ATTEMPTS,
+    settings: Mapping[str, str] | None = None,
+) -> Any:
     """A ``pyspark.SparkContext`` on ``local[cores]`` whose workers run this Python, with the
-    web UI and console progress off; :class:`~dpplug.errors.NotSupported` if Java is missing or
-    every launch attempt failed."""
+    web UI and console progress off and Spark's configuration *settings* on top (e.g.
+    ``{"spark.driver.memory": "4g"}``); :class:`~dpplug.errors.NotSupported` if Java is missing
+    or every launch attempt failed."""
     import pyspark
 
     if not java_available():
@@ -59,6 +65,8 @@ def local_context(app_name: str, cores: int = 2, attempts: int = ATTEMPTS) -> An
         .set("spark.pyspark.python", sys.executable)
         .set("spark.pyspark.driver.python", sys.executable)
     )
+    for key, value in (settings or {}).items():
+        conf = conf.set(key, value)
     pause, failures = FIRST_PAUSE_SECONDS, []
     for _ in range(attempts):
         try:

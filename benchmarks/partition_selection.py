@@ -5,8 +5,9 @@ whose unit counts follow a Zipf law, ``numpy.random.Generator.zipf(a=1.5)`` clip
 [1, 10^9], drawn once from a generator seeded with ``--seed``. The seed only builds the input; no
 mechanism uses it. ε = 1 and δ = 1e-5 for one partition per unit (ℓ₀ = 1) throughout.
 
-1. **Throughput** (nanoseconds per partition, best of ``--repeats`` runs, ``time.perf_counter``;
-   OpenDP, about 17 µs per partition, runs ``--opendp-repeats`` times):
+1. **Throughput** (nanoseconds per partition): CPU time (``timing.cpu_seconds``) of
+   ``--rounds`` interleaved rounds, each running every row once, with the load average printed;
+   the median per row and the median of the paired ratios (with their range):
 
    - dpplug's vectorised ``select`` on the numpy array of counts, drawing from the default source
      (``dpplug.SystemSource``: a ChaCha20 keystream keyed from the OS), for
@@ -16,19 +17,21 @@ mechanism uses it. ε = 1 and δ = 1e-5 for one partition per unit (ℓ₀ = 1) 
      partition, releases noisy counts; timed on the first ``--tg-partitions`` partitions if that
      is set, otherwise on all of them). One extra row draws the optimal selector's bits from
      ``dpplug.SeededSource`` (numpy PCG64, *not for real releases*), and two time the random
-     bytes alone: ``os.urandom`` (what the default source read before) and the default source;
-   - python-dp 1.1.5's strategies as PipelineDP 0.3.1 uses them: ``should_keep(n)`` in a Python
-     loop over the counts as a list of ints, for
-     ``create_truncated_geometric_partition_strategy`` (the optimal π) and
-     ``create_laplace_partition_strategy``. The ndarray → list conversion is not timed;
+     bytes alone: ``os.urandom`` and the default source;
+   - python-dp 1.1.5's strategies: ``should_keep(n)`` in a Python loop over the counts as a list
+     of ints, for ``create_truncated_geometric_partition_strategy`` (the optimal π) and
+     ``create_laplace_partition_strategy``, each strategy built once and reused; and the
+     truncated geometric as PipelineDP 0.3.1's filter calls it, the strategy built for every
+     partition (``pipeline_dp.partition_selection.create_partition_selection_strategy``). The
+     ndarray → list conversion is not timed;
    - OpenDP 0.16's ``make_laplace_threshold`` on ``map_domain(atom_domain(T=str),
      atom_domain(T="i64"))`` with ``l01inf_distance(absolute_distance(T="i64"))``, scale 1/ε and
-     the smallest integer threshold whose own privacy map gives δ ≤ 1e-5 at d_in = (1, 1, 1),
-     starting from τ = 1 + ln(1/(2δ))/ε (docs/mechanisms.md#laplace-thresholding); called on a dict
-     {partition key (str) → count}. Building the dict is timed separately, not in its row.
+     the smallest integer threshold whose true δ is at most 1e-5 (``anchors.py``: the threshold
+     ``opendp_adapter.py`` uses too), called on a dict {partition key (str) → count} built
+     before the rounds.
 
-   Ratios are python-dp loop / dpplug (optimal against optimal, Laplace against Laplace) and
-   OpenDP / dpplug, against the targets of ≥ 30× and ≥ 100×.
+   Ratios are python-dp loop / dpplug (optimal against optimal) and OpenDP / dpplug, against
+   the targets of ≥ 30× and ≥ 100×.
 
 2. **Midpoints**: the smallest unit count n with keep probability π(n) ≥ 1/2 (exact rationals) for
    optimal, Laplace and Gaussian selection, ε ∈ {0.1, 0.5, 1, 2}, δ ∈ {1e-5, 1e-10}, ℓ₀ = 1.
@@ -41,19 +44,18 @@ mechanism uses it. ε = 1 and δ = 1e-5 for one partition per unit (ℓ₀ = 1) 
 4. **Plot**: π(n) of the three keep-only selectors at ε = 1, δ = 1e-5, linear and log scale,
    saved with matplotlib's Agg backend to ``--plot``.
 
-Run from the repository root (about a minute on 2 cores; OpenDP dominates)::
+Run from the repository root (about two minutes on 2 cores; OpenDP, about 17 µs per partition,
+dominates)::
 
-    python benchmarks/partition_selection.py [--partitions N] [--repeats R] [--plot PATH]
-        [--opendp-repeats R] [--tg-partitions N] [--seed S] [--headlines FILE]
+    python benchmarks/partition_selection.py [--partitions N] [--rounds R] [--plot PATH]
+        [--tg-partitions N] [--seed S] [--headlines FILE]
 """
 
 from __future__ import annotations
 
 import argparse
-import math
 import os
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from fractions import Fraction
 from functools import partial
 from importlib.metadata import version
@@ -61,8 +63,19 @@ from typing import Any
 
 import numpy as np
 import numpy.typing as npt
+from anchors import opendp_laplace_threshold
 from rich.table import Table
-from timing import add_headlines_option, console, headline, timed, write_headlines
+from timing import (
+    add_headlines_option,
+    console,
+    headline,
+    interleaved,
+    load_average,
+    median_ratio,
+    output_file,
+    ratio_text,
+    write_headlines,
+)
 
 import dpplug
 
@@ -93,207 +106,151 @@ def describe(guarantee: Any) -> str:
     return f"ε = {guarantee.epsilon:.6g}, δ = {float(guarantee.delta):.4g}"
 
 
-@dataclass(frozen=True)
-class Row:
-    label: str
-    note: str
-    partitions: int
-    seconds: float
-    kept: float
-
-    @property
-    def ns(self) -> float:
-        return self.seconds / self.partitions * 1e9
-
-
-def kept_fraction(keep: Any) -> float:
-    return float(np.mean(np.asarray(keep, dtype=bool)))
-
-
 def keep_loop(strategy: Any, counts: list[int]) -> list[bool]:
-    """What PipelineDP does per partition: one python-dp ``should_keep`` call each."""
+    """One python-dp ``should_keep`` call per partition, one strategy reused for all."""
     return [strategy.should_keep(n) for n in counts]
 
 
-def opendp_measurement(epsilon: float, delta: float) -> tuple[Any, int, tuple[float, float]]:
-    """make_laplace_threshold with scale 1/ε and the smallest integer threshold (from B5's τ up)
-    whose privacy map at d_in = (1, 1, 1) gives δ ≤ *delta*; returns it, the threshold, the map."""
-    import opendp.prelude as dp
-
-    domain = dp.map_domain(dp.atom_domain(T=str), dp.atom_domain(T="i64"))
-    metric = dp.l01inf_distance(dp.absolute_distance(T="i64"))
-    threshold = math.floor(1 + math.log(1 / (2 * delta)) / epsilon)
-    while True:
-        measurement = dp.m.make_laplace_threshold(
-            domain, metric, scale=1 / epsilon, threshold=threshold
-        )
-        privacy_map: Callable[[tuple[int, int, int]], tuple[float, float]] = measurement.map
-        eps_out, delta_out = privacy_map((1, 1, 1))  # opendp leaves map untyped
-        if delta_out <= delta:
-            return measurement, threshold, (float(eps_out), float(delta_out))
-        threshold += 1
+def keep_loop_per_partition(make: Callable[[], Any], counts: list[int]) -> list[bool]:
+    """What PipelineDP 0.3.1's filter does per partition: build the strategy, then decide."""
+    return [make().should_keep(n) for n in counts]
 
 
-def throughput(
-    counts: Counts, repeats: int, opendp_repeats: int, tg_partitions: int | None
-) -> None:
-    """Section 1: ns per partition for dpplug, python-dp's loop and OpenDP."""
+def throughput(counts: Counts, rounds: int, tg_partitions: int | None) -> None:
+    """Section 1: ns per partition for dpplug, python-dp's loops and OpenDP."""
+    from pipeline_dp import PartitionSelectionStrategy
+    from pipeline_dp import partition_selection as pdp_selection
     from pydp.algorithms import partition_selection as pydp_ps
 
     size = counts.size
     system = dpplug.SystemSource()
-    rows: dict[str, Row] = {}
+    epsilon, delta = float(EPSILON), float(DELTA)
+    selectors = {name: selector(name) for name in KEEP_ONLY}
+    optimal = selectors["optimal-partition-selection"]
+    seeded = dpplug.SeededSource(0)
+    tg = selector("truncated-geometric-thresholding")
+    tg_counts = counts if tg_partitions is None else counts[:tg_partitions]
+    count_list: list[int] = counts.tolist()
+    reused = pydp_ps.create_truncated_geometric_partition_strategy(epsilon, delta, 1)
+    laplace_reused = pydp_ps.create_laplace_partition_strategy(epsilon, delta, 1)
+    geometric = PartitionSelectionStrategy.TRUNCATED_GEOMETRIC
+    per_partition = partial(
+        pdp_selection.create_partition_selection_strategy, geometric, epsilon, delta, 1
+    )
+    measurement, threshold = opendp_laplace_threshold(epsilon, delta)
+    data = {str(i): n for i, n in enumerate(count_list)}
 
-    for name in KEEP_ONLY:
-        sel = selector(name)
-        run = timed(partial(sel.select, counts, system), repeats)
-        rows[name] = Row(
+    rows: dict[str, tuple[str, str, int, Callable[[], Any]]] = {
+        name: (
             f"dpplug {name}",
             f"exact, {describe(sel.guarantee)}, default source",
             size,
-            run.best,
-            kept_fraction(run.result.keep),
+            partial(sel.select, counts, system),
         )
-
-    optimal = selector("optimal-partition-selection")
-    seeded = dpplug.SeededSource(0)
-    run = timed(lambda: optimal.select(counts, seeded), repeats)
-    rows["seeded"] = Row(
-        "dpplug optimal-partition-selection",
-        "same, SeededSource (PCG64): not for real releases",
-        size,
-        run.best,
-        kept_fraction(run.result.keep),
-    )
-    urandom = timed(lambda: os.urandom(8 * size), repeats)
-    rows["urandom"] = Row(
-        "os.urandom(8 bytes × partitions)",
-        "the OS CSPRNG alone (the previous default)",
-        size,
-        urandom.best,
-        math.nan,
-    )
-    keystream = timed(lambda: system.random_bytes(8 * size), repeats)
-    rows["keystream"] = Row(
-        "default source (8 bytes × partitions)",
-        "its ChaCha20 keystream alone",
-        size,
-        keystream.best,
-        math.nan,
-    )
-
-    tg = selector("truncated-geometric-thresholding")
-    tg_counts = counts if tg_partitions is None else counts[:tg_partitions]
-    run = timed(lambda: tg.select(tg_counts, system), repeats)
-    subset = "" if tg_counts.size == size else f", first {tg_counts.size:,} partitions"
-    rows["truncated-geometric-thresholding"] = Row(
-        "dpplug truncated-geometric-thresholding",
-        f"exact k-TSGD (k = {tg.k}), noisy counts, {describe(tg.guarantee)}{subset}",
-        tg_counts.size,
-        run.best,
-        kept_fraction(run.result.keep),
-    )
-
-    as_list = timed(counts.tolist, 1)
-    count_list: list[int] = as_list.result
-    epsilon, delta = float(EPSILON), float(DELTA)
-    strategies = {
+        for name, sel in selectors.items()
+    }
+    rows |= {
+        "seeded": (
+            "dpplug optimal-partition-selection",
+            "same, SeededSource (PCG64): not for real releases",
+            size,
+            partial(optimal.select, counts, seeded),
+        ),
+        "urandom": (
+            "os.urandom(8 bytes × partitions)",
+            "the OS CSPRNG alone",
+            size,
+            partial(os.urandom, 8 * size),
+        ),
+        "keystream": (
+            "default source (8 bytes × partitions)",
+            "its ChaCha20 keystream alone",
+            size,
+            partial(system.random_bytes, 8 * size),
+        ),
+        "truncated-geometric-thresholding": (
+            "dpplug truncated-geometric-thresholding",
+            f"exact k-TSGD (k = {tg.k}), noisy counts, {describe(tg.guarantee)}"
+            + ("" if tg_counts.size == size else f", first {tg_counts.size:,} partitions"),
+            tg_counts.size,
+            partial(tg.select, tg_counts, system),
+        ),
         "pydp-optimal": (
-            "python-dp truncated geometric",
-            pydp_ps.create_truncated_geometric_partition_strategy(epsilon, delta, 1),
+            "python-dp truncated geometric: should_keep loop",
+            "float, one strategy reused",
+            size,
+            partial(keep_loop, reused, count_list),
+        ),
+        "pydp-per-partition": (
+            "python-dp truncated geometric: should_keep loop",
+            "float, one strategy per partition (as PipelineDP's filter)",
+            size,
+            partial(keep_loop_per_partition, per_partition, count_list),
         ),
         "pydp-laplace": (
-            "python-dp Laplace",
-            pydp_ps.create_laplace_partition_strategy(epsilon, delta, 1),
+            "python-dp Laplace: should_keep loop",
+            "float, one strategy reused",
+            size,
+            partial(keep_loop, laplace_reused, count_list),
+        ),
+        "opendp": (
+            "OpenDP make_laplace_threshold",
+            f"exact, scale {1 / epsilon:g}, threshold {threshold} (true δ ≤ {delta:g}), "
+            "on a {str: int} dict",
+            size,
+            partial(measurement, data),
         ),
     }
-    for key, (label, strategy) in strategies.items():
-        run = timed(partial(keep_loop, strategy, count_list), repeats)
-        rows[key] = Row(
-            f"{label}: should_keep loop",
-            f"float, ε = {strategy.epsilon:g}, δ = {strategy.delta:g} (as PipelineDP)",
-            size,
-            run.best,
-            kept_fraction(run.result),
-        )
-
-    measurement, threshold, (od_eps, od_delta) = opendp_measurement(epsilon, delta)
-    as_dict = timed(lambda: {str(i): n for i, n in enumerate(count_list)}, 1)
-    data: dict[str, int] = as_dict.result
-    run = timed(lambda: measurement(data), opendp_repeats)
-    released: dict[str, int] = run.result
-    rows["opendp"] = Row(
-        "OpenDP make_laplace_threshold",
-        f"exact, scale {1 / epsilon:g}, threshold {threshold}; map(1,1,1): "
-        f"ε = {od_eps:.6g}, δ = {od_delta:.4g}",
-        size,
-        run.best,
-        len(released) / size,
-    )
-
-    base = rows["optimal-partition-selection"]
+    console.print(f"[dim]section 1: {load_average()}[/dim]")
+    times = interleaved({key: call for key, (_, _, _, call) in rows.items()}, rounds)
+    per = {key: [t / rows[key][2] for t in seconds] for key, seconds in times.items()}
+    base = per["optimal-partition-selection"]
     table = Table(
         title=(
             f"1. Partition selection on {size:,} partitions (Zipf a = {ZIPF_A} units), "
-            f"ε = {epsilon:g}, δ = {delta:g}, ℓ₀ = 1, best of {repeats} "
-            f"(OpenDP: {opendp_repeats})"
+            f"ε = {epsilon:g}, δ = {delta:g}, ℓ₀ = 1: CPU time, median of {rounds} "
+            "interleaved rounds"
         )
     )
     table.add_column("mechanism")
     table.add_column("what")
     table.add_column("ns / partition", justify="right")
-    table.add_column("× dpplug optimal", justify="right")
-    table.add_column("kept", justify="right")
-    for row in rows.values():
+    table.add_column("÷ dpplug optimal (paired rounds)", justify="right")
+    for key, (label, note, _, _) in rows.items():
         table.add_row(
-            row.label,
-            row.note,
-            f"{row.ns:,.1f}",
-            f"{row.ns / base.ns:,.1f}",
-            "" if math.isnan(row.kept) else f"{row.kept:.4f}",
+            label, note, f"{float(np.median(per[key])) * 1e9:,.1f}", ratio_text(per[key], base)
         )
     console.print(table)
-    console.print(
-        f"Not timed above: ndarray → list {as_list.best / size * 1e9:.1f} ns / partition, "
-        f"list → dict for OpenDP {as_dict.best / size * 1e9:.1f} ns / partition. "
-        f"OpenDP's map at d_in = (1, 1, 1) for threshold {threshold}: ({od_eps}, {od_delta}); "
-        f"B5's τ = {1 + math.log(1 / (2 * delta)) / epsilon:.4f}."
-    )
+    console.print(f"Not timed above: building the {{str: int}} dict for OpenDP. {load_average()}")
 
-    laplace = rows["laplace-thresholding"]
+    laplace = per["laplace-thresholding"]
+    bench = "partition_selection"
     ratios = [
-        ("python-dp optimal loop / dpplug optimal", rows["pydp-optimal"].ns / base.ns, TARGET_PYDP),
-        ("python-dp Laplace loop / dpplug Laplace", rows["pydp-laplace"].ns / laplace.ns, None),
-        ("OpenDP / dpplug Laplace", rows["opendp"].ns / laplace.ns, TARGET_OPENDP),
-        ("OpenDP / dpplug optimal", rows["opendp"].ns / base.ns, None),
+        ("python-dp optimal loop (one reused) / dpplug optimal", "pydp-optimal", base, TARGET_PYDP),
         (
-            "OpenDP / dpplug truncated-geometric (both release noisy counts)",
-            rows["opendp"].ns / rows["truncated-geometric-thresholding"].ns,
+            "python-dp optimal, one per partition (as PipelineDP) / dpplug",
+            "pydp-per-partition",
+            base,
+            None,
+        ),
+        ("… with SeededSource (not for releases)", "pydp-optimal", per["seeded"], None),
+        ("OpenDP make_laplace_threshold / dpplug Laplace", "opendp", laplace, TARGET_OPENDP),
+        (
+            "OpenDP / dpplug truncated-geometric (noisy counts)",
+            "opendp",
+            per["truncated-geometric-thresholding"],
             None,
         ),
     ]
-    for label, ratio, target in ratios:
-        verdict = ""
-        if target is not None:
-            verdict = f"  (target ≥ {target:g}×: {'met' if ratio >= target else 'NOT met'})"
-        console.print(f"{label}: {ratio:,.1f}×{verdict}")
-    console.print(
-        f"Random bytes alone: {rows['keystream'].ns:.1f} ns / partition from the default source "
-        f"({rows['urandom'].ns:.1f} from os.urandom) of dpplug optimal's {base.ns:.1f}; with "
-        f"SeededSource the optimal selector takes {rows['seeded'].ns:.1f} ns "
-        f"({rows['pydp-optimal'].ns / rows['seeded'].ns:,.1f}× faster than python-dp's loop)."
-    )
-    bench = "partition_selection"
-    headline(bench, "python-dp optimal loop / dpplug optimal", ratios[0][1], TARGET_PYDP)
-    headline(
-        bench, "… with SeededSource (not for releases)", rows["pydp-optimal"].ns / rows["seeded"].ns
-    )
-    headline(bench, "OpenDP make_laplace_threshold / dpplug Laplace", ratios[2][1], TARGET_OPENDP)
-    headline(
-        bench,
-        "OpenDP / dpplug truncated-geometric (noisy counts)",
-        rows["opendp"].ns / rows["truncated-geometric-thresholding"].ns,
-    )
+    for label, key, denominator, target in ratios:
+        ratio = median_ratio(per[key], denominator)
+        verdict = (
+            ""
+            if target is None
+            else f" (target ≥ {target:g}×: {'met' if ratio >= target else 'NOT met'})"
+        )
+        console.print(f"{label}: {ratio_text(per[key], denominator)}{verdict}")
+        headline(bench, label, ratio, target)
 
 
 def midpoint(sel: Any) -> int:
@@ -396,13 +353,7 @@ def summary(counts: Counts) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--partitions", type=int, default=10**6, help="number of partitions")
-    parser.add_argument("--repeats", type=int, default=5, help="runs per timing (best is kept)")
-    parser.add_argument(
-        "--opendp-repeats",
-        type=int,
-        default=1,
-        help="runs of OpenDP's make_laplace_threshold (about 17 s each on 10^6 partitions)",
-    )
+    parser.add_argument("--rounds", type=int, default=3, help="interleaved rounds")
     parser.add_argument("--seed", type=int, default=20240601, help="seed of the input only")
     parser.add_argument(
         "--tg-partitions",
@@ -411,12 +362,14 @@ def main() -> None:
         help="time truncated-geometric-thresholding on the first N partitions only",
     )
     parser.add_argument(
-        "--plot", default="partition_keep_curves.png", help="where to save the curves (PNG)"
+        "--plot",
+        default=output_file("partition_keep_curves.png"),
+        help="where to save the curves (PNG)",
     )
     add_headlines_option(parser)
     args = parser.parse_args()
-    if args.partitions < 1 or args.repeats < 1 or args.opendp_repeats < 1:
-        parser.error("--partitions, --repeats and --opendp-repeats must be positive")
+    if args.partitions < 1 or args.rounds < 1:
+        parser.error("--partitions and --rounds must be positive")
     if args.tg_partitions is not None and args.tg_partitions < 1:
         parser.error("--tg-partitions must be positive")
 
@@ -426,11 +379,11 @@ def main() -> None:
     console.print(
         f"[bold]dpplug partition-selection benchmark[/bold]: dpplug {version('dpplug')}, "
         f"python-dp {version('python-dp')} (PipelineDP {version('pipeline-dp')}), "
-        f"OpenDP {version('opendp')}. One process, same input; time.perf_counter."
+        f"OpenDP {version('opendp')}. One process, same input; CPU time of interleaved rounds."
     )
     counts = zipf_counts(args.partitions, args.seed)
     console.print(f"Input (seed {args.seed}): {summary(counts)}")
-    throughput(counts, args.repeats, args.opendp_repeats, args.tg_partitions)
+    throughput(counts, args.rounds, args.tg_partitions)
     console.print()
     midpoints()
     console.print()

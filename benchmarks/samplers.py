@@ -17,7 +17,9 @@ Everything runs in one process on the same input.
    - numpy's float geometric (two draws, subtracted) as a speed floor. It is float and **not
      private**.
 
-   We report nanoseconds per element (best of ``--repeats``) and ratios.
+   We report nanoseconds per element and ratios: CPU time (``timing.cpu_seconds``) of
+   ``--rounds`` interleaved rounds (each round runs every mechanism once), the median per
+   mechanism and the median of the paired ratios (with their range), with the load average.
 
 2. **Growth with n.** Microseconds per sample for ``geosample``, ``fastsample`` (γ = 1/1000) and
    ``fixedpoint-geometric`` at n = 10^2 … 10^5 (10^6 for geosample and 2^40 for the others with
@@ -38,7 +40,8 @@ Run from the repository root::
     python benchmarks/samplers.py [--size N] [--repeats R] [--rounds R] [--epsilon EPS]
         [--extremes] [--headlines FILE]
 
-Times come from ``time.perf_counter`` (sections 1 and 2) and CPU time (section 3).
+Times come from CPU time of interleaved rounds (sections 1 and 3; the headline ratios) and
+``time.perf_counter`` (section 2).
 """
 
 from __future__ import annotations
@@ -46,7 +49,6 @@ from __future__ import annotations
 import argparse
 import math
 from collections.abc import Callable
-from dataclasses import dataclass
 from fractions import Fraction
 from functools import partial
 from importlib.metadata import version
@@ -61,6 +63,7 @@ from timing import (
     interleaved,
     load_average,
     median_ratio,
+    ratio_text,
     timed,
     write_headlines,
 )
@@ -89,113 +92,93 @@ def mean_abs_noise(noisy: npt.ArrayLike, counts: Counts) -> float:
     return float(np.mean(np.abs(np.asarray(noisy, dtype=np.int64) - counts)))
 
 
-@dataclass(frozen=True)
-class Row:
-    label: str
-    note: str
-    seconds: float
-    noise: float
-
-
-def throughput(counts: Counts, bound: int, epsilon: float, repeats: int, seed: int) -> float:
+def throughput(counts: Counts, bound: int, epsilon: float, rounds: int, seed: int) -> float:
     """Section 1; returns the headline ratio OpenDP time / fixedpoint-geometric time."""
     import opendp.prelude as dp
 
     size = counts.size
     system = dpplug.SystemSource()
 
-    build = timed(lambda: sampler("fixedpoint-geometric", n=bound, epsilon=epsilon), repeats)
+    build = timed(lambda: sampler("fixedpoint-geometric", n=bound, epsilon=epsilon), 3)
     fixedpoint: dpplug.CountingQuerySampler = build.result
-    fp = timed(lambda: fixedpoint.sample(counts, system), repeats)
     seeded = dpplug.SeededSource(seed)
-    fp_seeded = timed(lambda: fixedpoint.sample(counts, seeded), repeats)
-
     laplace = sampler("discrete-laplace", epsilon=epsilon)
-    dl = timed(lambda: laplace.sample(counts), repeats)
-
     measurement = dp.m.make_geometric(
         dp.vector_domain(dp.atom_domain(T="i64")), dp.l1_distance(T="i64"), scale=1 / epsilon
     )
     privacy_map: Callable[[int], float] = measurement.map  # opendp leaves it untyped
-    as_list = timed(counts.tolist, repeats)
+    as_list = timed(counts.tolist, 3)
     count_list: list[int] = as_list.result
-    od = timed(lambda: measurement(count_list), repeats)
-
     p = -math.expm1(-epsilon)  # Pr[stop] of a geometric with ratio e^−ε
     rng = np.random.default_rng(seed)  # benchmark floor only, never a mechanism
-    floor = timed(lambda: counts + rng.geometric(p, size) - rng.geometric(p, size), repeats)
 
-    rows = [
-        Row(
+    calls: dict[str, Callable[[], npt.ArrayLike]] = {
+        "fixedpoint": partial(fixedpoint.sample, counts, system),
+        "seeded": partial(fixedpoint.sample, counts, seeded),
+        "laplace": partial(laplace.sample, counts),
+        "opendp": partial(measurement, count_list),
+        "floor": lambda: counts + rng.geometric(p, size) - rng.geometric(p, size),
+    }
+    notes = {
+        "fixedpoint": (
             "dpplug fixedpoint-geometric",
             f"exact, ε = {fixedpoint.guarantee.epsilon:.6g}, default source",
-            fp.best,
-            mean_abs_noise(fp.result, counts),
         ),
-        Row(
-            "dpplug fixedpoint-geometric",
-            "same, SeededSource (PCG64): not for real releases",
-            fp_seeded.best,
-            mean_abs_noise(fp_seeded.result, counts),
-        ),
-        Row(
+        "seeded": ("dpplug fixedpoint-geometric", "same, SeededSource (PCG64): not for releases"),
+        "laplace": (
             "dpplug discrete-laplace",
             f"exact, ε = {laplace.guarantee.epsilon:.6g}, default source",
-            dl.best,
-            mean_abs_noise(dl.result, counts),
         ),
-        Row(
+        "opendp": (
             "OpenDP make_geometric",
             f"exact, ε = {privacy_map(1):.6g}, scale = {1 / epsilon:.6g}, call only",
-            od.best,
-            mean_abs_noise(od.result, counts),
         ),
-        Row(
-            "numpy Generator.geometric ×2",
-            "float, not private (floor)",
-            floor.best,
-            mean_abs_noise(floor.result, counts),
-        ),
-    ]
+        "floor": ("numpy Generator.geometric ×2", "float, not private (floor)"),
+    }
+    console.print(f"[dim]section 1: {load_average()}[/dim]")
+    times = interleaved(calls, rounds)
+    noise = {key: mean_abs_noise(call(), counts) for key, call in calls.items()}
 
-    title = f"1. Noisy counts for {size:,} true counts in [0, {bound:,}], ε = {epsilon}"
+    title = (
+        f"1. Noisy counts for {size:,} true counts in [0, {bound:,}], ε = {epsilon}: CPU time, "
+        f"median of {rounds} interleaved rounds"
+    )
     table = Table(title=title)
     table.add_column("mechanism")
     table.add_column("what")
     table.add_column("ns / element", justify="right")
-    table.add_column("× fixedpoint time", justify="right")
-    table.add_column("× numpy floor", justify="right")
+    table.add_column("÷ fixedpoint (paired rounds)", justify="right")
+    table.add_column("÷ numpy floor", justify="right")
     table.add_column("mean |noise|", justify="right")
-    for row in rows:
+    for key, seconds in times.items():
+        label, note = notes[key]
         table.add_row(
-            row.label,
-            row.note,
-            f"{row.seconds / size * 1e9:,.1f}",
-            f"{row.seconds / fp.best:.2f}",
-            f"{row.seconds / floor.best:.2f}",
-            f"{row.noise:.3f}",
+            label,
+            note,
+            f"{float(np.median(seconds)) / size * 1e9:,.1f}",
+            ratio_text(seconds, times["fixedpoint"]),
+            f"{median_ratio(seconds, times['floor']):.2f}",
+            f"{noise[key]:.3f}",
         )
     console.print(table)
     console.print(
         f"fixedpoint-geometric construction (n = {bound:,}): {build.best * 1e3:.2f} ms; "
         f"ndarray → list for OpenDP (not in its row): "
-        f"{as_list.best / size * 1e9:.1f} ns / element ({as_list.best * 1e3:.1f} ms)"
+        f"{as_list.best / size * 1e9:.1f} ns / element ({as_list.best * 1e3:.1f} ms). "
+        f"{load_average()}"
     )
-    console.print(
-        f"OpenDP including the list conversion: {(od.best + as_list.best) / size * 1e9:,.1f} "
-        f"ns / element, {(od.best + as_list.best) / fp.best:.1f}× fixedpoint-geometric"
-    )
-    console.print(
-        f"ratios: OpenDP / fixedpoint-geometric = {od.best / fp.best:.1f} "
-        f"({od.best / fp_seeded.best:.1f} seeded), "
-        f"OpenDP / discrete-laplace = {od.best / dl.best:.1f}, "
-        f"discrete-laplace / fixedpoint-geometric = {dl.best / fp.best:.1f}, "
-        f"fixedpoint-geometric / numpy floor = {fp.best / floor.best:.1f}"
-    )
-    ratio: float = od.best / fp.best
+    ratio = median_ratio(times["opendp"], times["fixedpoint"])
     headline("samplers", "OpenDP make_geometric / fixedpoint-geometric", ratio, TARGET_OPENDP)
-    headline("samplers", "… with SeededSource (not for releases)", od.best / fp_seeded.best)
-    headline("samplers", "OpenDP make_geometric / discrete-laplace", od.best / dl.best)
+    headline(
+        "samplers",
+        "… with SeededSource (not for releases)",
+        median_ratio(times["opendp"], times["seeded"]),
+    )
+    headline(
+        "samplers",
+        "OpenDP make_geometric / discrete-laplace",
+        median_ratio(times["opendp"], times["laplace"]),
+    )
     return ratio
 
 
@@ -344,7 +327,9 @@ def main() -> None:
     parser.add_argument("--size", type=int, default=10**6, help="number of true counts")
     parser.add_argument("--repeats", type=int, default=3, help="runs per timing (best is kept)")
     parser.add_argument("--epsilon", type=float, default=1.0, help="ε for every mechanism")
-    parser.add_argument("--rounds", type=int, default=5, help="interleaved rounds of section 3")
+    parser.add_argument(
+        "--rounds", type=int, default=5, help="interleaved rounds of sections 1 and 3"
+    )
     parser.add_argument("--bound", type=int, default=10**6, help="counts lie in [0, bound]")
     parser.add_argument("--seed", type=int, default=20240601, help="seed of the input only")
     parser.add_argument(
@@ -365,12 +350,13 @@ def main() -> None:
         "[bold]dpplug sampler benchmark[/bold]: exact pure-DP integer noise, dpplug vs OpenDP "
         f"{version('opendp')} "
         "(make_geometric), with numpy's float geometric as a non-private floor. "
-        f"One process, same input; best of {args.repeats} runs; time.perf_counter."
+        f"One process, same input; CPU time of {args.rounds} interleaved rounds (section 2: "
+        f"best of {args.repeats} runs, time.perf_counter)."
     )
     input_rng = np.random.default_rng(args.seed)  # builds the input only
     counts: Counts = input_rng.integers(0, args.bound, size=args.size, endpoint=True)
 
-    ratio = throughput(counts, args.bound, args.epsilon, args.repeats, args.seed)
+    ratio = throughput(counts, args.bound, args.epsilon, args.rounds, args.seed)
     console.print()
     growth(args.epsilon, args.repeats, args.growth_samples, args.extremes)
     console.print()
@@ -378,8 +364,9 @@ def main() -> None:
     console.print()
     console.print(
         f"[bold]fixedpoint-geometric vs OpenDP make_geometric: {ratio:.1f}× faster per element"
-        f"[/bold] ({args.size:,} counts, ε = {args.epsilon}, best of {args.repeats}, default "
-        f"source; target ≥ {TARGET_OPENDP:g}×: {'met' if ratio >= TARGET_OPENDP else 'NOT met'})"
+        f"[/bold] ({args.size:,} counts, ε = {args.epsilon}, CPU time, median of {args.rounds} "
+        f"paired rounds, default source; target ≥ {TARGET_OPENDP:g}×: "
+        f"{'met' if ratio >= TARGET_OPENDP else 'NOT met'})"
     )
     write_headlines(args.headlines)
 

@@ -19,18 +19,18 @@ release.
    independent Laplace's. A plot of both goes to ``--plot``.
 2. **SMW time per answer** against |X| ∈ {2^8 (``range:0:255``), 2^32, unbounded bytes (no
    universe)} at m = 10, and against m ∈ {1, 4, 16, 64, 256} without a universe (n = 10⁶, k large
-   enough): microseconds per answer over ``--answers`` answers (updates included), and the growth
-   exponent in m. The anchor is independent Laplace answering the same queries, and OpenDP's
+   enough): CPU microseconds per answer over ``--answers`` answers (updates included), and the
+   growth exponent in m. The anchor is independent Laplace answering the same queries, and OpenDP's
    native ``make_laplace`` noising the same scaled answers (dpplug's own noise, its exact
    discrete Laplace, against OpenDP's; the answer's computation excluded from OpenDP's time).
-3. **Projection release** time (best of ``--repeats``) and peak memory (tracemalloc) against
-   T ∈ {2^8, 2^10, 2^12, 2^14} at n = 10⁴ and against n ∈ {10³, 10⁴, 10⁵} at T = 2^12, with the
-   number of distinct labels the hash was evaluated on, and growth exponents.
+3. **Projection release** CPU time (the least of ``--repeats``) and peak memory (tracemalloc)
+   against T ∈ {2^8, 2^10, 2^12, 2^14} at n = 10⁴ and against n ∈ {10³, 10⁴, 10⁵} at
+   T = 2^12, with the number of distinct labels the hash was evaluated on, and growth exponents.
 
 ``--quick`` shrinks every grid (a smoke test). Run from the repository root (about 10 minutes)::
 
     python benchmarks/sparse_queries.py [--quick] [--plot FILE] [--answers A] [--repeats R]
-        [--seed S]
+        [--seed S] [--headlines FILE]
 """
 
 from __future__ import annotations
@@ -38,7 +38,6 @@ from __future__ import annotations
 import argparse
 import math
 import random
-import time
 import tracemalloc
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -47,7 +46,15 @@ from typing import Any
 
 import numpy as np
 from rich.table import Table
-from timing import console, timed
+from timing import (
+    add_headlines_option,
+    console,
+    cpu_seconds,
+    headline,
+    output_file,
+    timed,
+    write_headlines,
+)
 
 import dpplug
 
@@ -252,10 +259,11 @@ def draw_plot(plot: dict[str, Any], path: str) -> None:
 
 
 def time_answers(release: Any, queries: list[Any]) -> float:
-    start = time.perf_counter()
+    """CPU µs per answer."""
+    start = cpu_seconds()
     for query in queries:
         release.answer(query)
-    return (time.perf_counter() - start) / len(queries) * 1e6
+    return (cpu_seconds() - start) / len(queries) * 1e6
 
 
 def opendp_anchor(queries: list[Any], data: dict[Any, int], scale: float) -> float:
@@ -265,10 +273,10 @@ def opendp_anchor(queries: list[Any], data: dict[Any, int], scale: float) -> flo
     dp.enable_features("contrib")
     laplace = dp.m.make_laplace(dp.atom_domain(T="i64"), dp.absolute_distance(T="i64"), scale)
     scaled = [int(sum(int(w * 4) * data.get(x, 0) for x, w in q.items())) for q in queries]
-    start = time.perf_counter()
+    start = cpu_seconds()
     for value in scaled:
         laplace(value)
-    return (time.perf_counter() - start) / len(scaled) * 1e6
+    return (cpu_seconds() - start) / len(scaled) * 1e6
 
 
 def section_smw_time(args: argparse.Namespace) -> None:
@@ -303,6 +311,13 @@ def section_smw_time(args: argparse.Namespace) -> None:
         table.add_row(
             label, f"{smw_us:,.0f}", f"{session.updates}", f"{ind_us:,.0f}", f"{anchor:,.1f}"
         )
+        if universe is None:
+            headline(
+                "sparse_queries",
+                f"SMW µs per answer, m = {M}, no universe (CPU)",
+                smw_us,
+                unit="µs",
+            )
     console.print(table)
     ms = (1, 4, 16) if args.quick else (1, 4, 16, 64, 256)
     times = []
@@ -363,7 +378,7 @@ def section_projection(args: argparse.Namespace) -> None:
         mechanism.release(data, dpplug.SystemSource())
         _, peak = tracemalloc.get_traced_memory()
         tracemalloc.stop()
-        return timing.best, peak / 2**20, len(data)
+        return timing.cpu, peak / 2**20, len(data)
 
     table = Table(title="3. Projection release against T and n (Laplace noise)")
     for column in ("n", "T", "distinct labels", "release s", "peak MiB"):
@@ -392,6 +407,10 @@ def section_projection(args: argparse.Namespace) -> None:
             f"{mib:.1f}",
         )
     console.print(table)
+    label = (
+        f"projection release at n = {10**4 if not args.quick else 10**3:,}, T = {dims[-1]:,} (CPU)"
+    )
+    headline("sparse_queries", label, by_t[-1], unit="s")
     console.print(
         f"growth exponent in T: {growth_exponent(dims, by_t):.2f}; in distinct labels: "
         f"{growth_exponent(distincts, by_n):.2f}"
@@ -402,7 +421,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--quick", action="store_true", help="small grids (a smoke test)")
     parser.add_argument(
-        "--plot", default="sparse_queries_error.png", help="where the error plot goes (PNG)"
+        "--plot",
+        default=output_file("sparse_queries_error.png"),
+        help="where the error plot goes (PNG)",
     )
     parser.add_argument(
         "--answers", type=int, default=2000, help="answers timed per SMW session (section 2)"
@@ -411,11 +432,13 @@ def main() -> None:
         "--repeats", type=int, default=2, help="projection releases timed, best kept (section 3)"
     )
     parser.add_argument("--seed", type=int, default=0, help="seed of the data and queries only")
+    add_headlines_option(parser)
     args = parser.parse_args()
     dpplug.registry()  # loaded before anything is timed
     draw_plot(section_errors(args), args.plot)
     section_smw_time(args)
     section_projection(args)
+    write_headlines(args.headlines)
 
 
 if __name__ == "__main__":

@@ -6,9 +6,11 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import statistics
 import sys
+import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
@@ -55,27 +57,84 @@ def cpu_seconds() -> float:
     return time.process_time() + times.children_user + times.children_system
 
 
+def tree_cpu_seconds() -> float:
+    """The CPU seconds of this process and of every live process below it (and of their finished
+    children): what a Spark run costs, whose JVM and Python workers run in other processes that
+    :func:`cpu_seconds` sees only once they end. Read from ``/proc`` (Linux); elsewhere
+    :func:`cpu_seconds`."""
+    if not os.path.isdir("/proc/self"):
+        return cpu_seconds()
+    parents: dict[int, int] = {}
+    ticks: dict[int, int] = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", encoding="ascii") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+        except OSError:  # ended meanwhile
+            continue
+        parents[int(entry)] = int(fields[1])
+        ticks[int(entry)] = sum(int(v) for v in fields[11:15])  # utime stime cutime cstime
+    mine, total = {os.getpid()}, 0
+    grew = True
+    while grew:
+        below = {pid for pid, parent in parents.items() if parent in mine} - mine
+        grew = bool(below)
+        mine |= below
+    total = sum(ticks[pid] for pid in mine if pid in ticks)
+    return total / os.sysconf("SC_CLK_TCK")
+
+
+def output_file(name: str) -> str:
+    """Where a benchmark's output file *name* (a plot) goes unless asked otherwise: the system's
+    temporary folder, never the repository."""
+    return str(Path(tempfile.gettempdir()) / f"dpplug-{name}")
+
+
 def load_average() -> str:
     """The machine's load averages over 1, 5 and 15 minutes, and its cores, for the record."""
     one, five, fifteen = os.getloadavg()
     return f"load average {one:.2f} / {five:.2f} / {fifteen:.2f} on {os.cpu_count()} cores"
 
 
-def interleaved(calls: dict[str, Callable[[], Any]], rounds: int) -> dict[str, list[float]]:
-    """The CPU seconds (:func:`cpu_seconds`) of each call, round by round: every round runs each
-    call once, in order, so a change of the machine's load falls on all of them alike."""
+def interleaved(
+    calls: dict[str, Callable[[], Any]],
+    rounds: int,
+    clock: Callable[[], float] = cpu_seconds,
+    per_call: int = 1,
+) -> dict[str, list[float]]:
+    """The CPU seconds (*clock*: :func:`cpu_seconds`, or :func:`tree_cpu_seconds` when work runs
+    in other processes) of each call, round by round: every round runs each call once, in
+    order, so a change of the machine's load falls on all of them alike. With *per_call* > 1
+    each round times that many calls in a row and records the time of one (calls too short for
+    the clock's resolution)."""
     found: dict[str, list[float]] = {name: [] for name in calls}
     for _ in range(rounds):
         for name, call in calls.items():
-            start = cpu_seconds()
-            call()
-            found[name].append(cpu_seconds() - start)
+            start = clock()
+            for _ in range(per_call):
+                call()
+            found[name].append((clock() - start) / per_call)
     return found
 
 
 def median_ratio(numerator: list[float], denominator: list[float]) -> float:
     """The median over rounds of numerator / denominator, paired round by round."""
-    return statistics.median(a / b for a, b in zip(numerator, denominator, strict=True))
+    return statistics.median(paired_ratios(numerator, denominator))
+
+
+def paired_ratios(numerator: list[float], denominator: list[float]) -> list[float]:
+    """numerator / denominator round by round (a round whose denominator took no measurable
+    time counts as infinitely faster)."""
+    return [a / b if b > 0 else math.inf for a, b in zip(numerator, denominator, strict=True)]
+
+
+def ratio_text(numerator: list[float], denominator: list[float]) -> str:
+    """The median of the paired ratios, with their range: ``12.3× (11.8–13.0×)``."""
+    ratios = paired_ratios(numerator, denominator)
+    median = statistics.median(ratios)
+    return f"{median:,.2f}× ({min(ratios):,.2f}–{max(ratios):,.2f}×)"
 
 
 @dataclass(frozen=True)

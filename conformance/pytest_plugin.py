@@ -25,6 +25,7 @@ import pytest
 from dpplug.conformance.requirement import REQUIRABLE, falls_short
 
 if TYPE_CHECKING:
+    from dpplug.conformance.results import ContractResult
     from dpplug.conformance.settings import Settings
     from dpplug.plugin_registry import BrokenPlugin, Entry
 
@@ -65,7 +66,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 #: Each plugin's contract results of this session, for its level item.
-RESULTS = pytest.StashKey["dict[str, list[ContractResult]]"]()
+RESULTS: pytest.StashKey[dict[str, list[ContractResult]]] = pytest.StashKey()
 
 
 class ContractItem(pytest.Item):

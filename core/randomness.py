@@ -26,6 +26,13 @@ per 8 bytes even in bulk), more than everything else a partition selector does p
 - K_i is dropped as soon as K_{i+1} exists (fast key erasure, Bernstein 2017), and each served
   byte is overwritten in the buffer as it is handed out.
 
+Draws of at most 64 bits (:meth:`SystemSource.bits`, the one draw per partition of a selector's
+decider) are served from a pool of 64-bit words instead: each refill of the pool is a keystream of
+its own in the same chain (under K_i, for ``prefetch`` bytes, the next key mixed as above), read
+as little-endian words into a list and then overwritten with zeros; a draw pops the next word,
+so it costs one list operation instead of a lock, a slice and a copy (about a tenth of the time).
+A served word is no longer held by the source, as a served byte is erased from the buffer.
+
 Why it is as strong as the OS generator: every keystream is used under one key, once, and that key
 is uniform and independent of everything served before it (it includes fresh OS entropy), so by
 the pseudorandomness of ChaCha20 (the assumption the kernel's own generator rests on) the output
@@ -42,11 +49,12 @@ nothing and that strict-time samplers draw a data-independent number of times.
 
 from __future__ import annotations
 
+import functools
 import os
 import threading
 import weakref
 from abc import ABC, abstractmethod
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 import numpy.typing as npt
@@ -146,21 +154,59 @@ class SystemSource(RandomSource):
     """
 
     def __init__(self, prefetch: int = 1 << 16) -> None:
-        super().__init__()
         if isinstance(prefetch, bool) or not isinstance(prefetch, int) or prefetch < 256:
             raise BadParameter(f"SystemSource(prefetch) needs an int ≥ 256, got {prefetch!r}")
         if prefetch > 1 << 16:
             raise BadParameter(f"SystemSource(prefetch) needs an int ≤ 65536, got {prefetch!r}")
         self.prefetch = prefetch
         self._start()
+        super().__init__()
 
-    def _start(self) -> None:
-        """A fresh key from the OS and nothing pending (new sources, copies, forked children)."""
+    def _start(self, drawn: int = 0) -> None:
+        """A fresh key from the OS and nothing pending (new sources, copies, forked children),
+        with *drawn* draws counted so far."""
         self._lock = threading.Lock()
         self._key = os.urandom(KEY_BYTES)
         self._buffer = memoryview(bytearray())
         self._position = 0
+        self._words: list[int] = []  # pending 64-bit words, the next one last
+        self._refilled = 0  # words in the refills of the word pool so far
+        self._counted = drawn  # draws served otherwise, and before the pool started
         _LIVE.add(self)
+
+    @property
+    def draws(self) -> int:
+        """Primitive draws served (words popped from the pool are counted as they are served)."""
+        return self._counted + self._refilled - len(self._words)
+
+    @draws.setter
+    def draws(self, value: int) -> None:
+        self._counted = value - (self._refilled - len(self._words))
+
+    def bits(self, k: int) -> int:
+        """A uniform integer in [0, 2^k): for 0 < k ≤ 64 the top k bits of the next word of the
+        pool (see the module docstring), otherwise as every source does."""
+        if k.__class__ is int and 0 < k <= 64:
+            try:
+                word = self._words.pop()
+            except IndexError:
+                word = self._refill_words()
+            return word >> (64 - k)
+        return super().bits(k)
+
+    def _refill_words(self) -> int:
+        """A new pool of words, a keystream of its own in the key chain, and its first word
+        (another thread may have refilled it meanwhile: then its next word)."""
+        with self._lock:
+            if not self._words:
+                self._key, block = keystream(self._key, os.urandom(KEY_BYTES), self.prefetch)
+                array = np.frombuffer(block, dtype=np.dtype("<u8"))
+                words: list[int] = array.tolist()
+                array[:] = 0  # the pool holds them now; the keystream is erased
+                words.reverse()
+                self._refilled += len(words)
+                self._words = words
+            return self._words.pop()
 
     def random_bytes(self, count: int) -> bytes:
         with self._lock:
@@ -180,8 +226,8 @@ class SystemSource(RandomSource):
         return {"draws": self.draws, "prefetch": self.prefetch}
 
     def __setstate__(self, state: dict[str, object]) -> None:
-        self.__dict__.update(state)
-        self._start()
+        self.prefetch = cast(int, state["prefetch"])
+        self._start(cast(int, state["draws"]))
 
 
 #: Bytes of a ChaCha20 key (and of the OS entropy mixed into each new key).
@@ -205,7 +251,7 @@ def keystream(key: bytes, fresh: bytes, count: int) -> tuple[bytes, memoryview]:
 
 def _reseed_after_fork() -> None:
     for source in list(_LIVE):
-        source._start()
+        source._start(source.draws)
 
 
 os.register_at_fork(after_in_child=_reseed_after_fork)
@@ -248,10 +294,18 @@ class SeededSource(RandomSource):
         return f"SeededSource({self.seed})"
 
 
+@functools.cache
+def process_source() -> SystemSource:
+    """The process's default source: one :class:`SystemSource` that every call given no source
+    draws from (thread-safe; a forked child reseeds it before it runs), so a call pays neither
+    an OS read nor a refill of its own."""
+    return SystemSource()
+
+
 def default_source(source: RandomSource | None) -> RandomSource:
-    """The source to draw from: *source* if given, else a fresh :class:`SystemSource`."""
+    """The source to draw from: *source* if given, else the process's :func:`process_source`."""
     if source is None:
-        return SystemSource()
+        return process_source()
     if not isinstance(source, RandomSource):
         raise BadParameter(
             f"source must be a dpplug RandomSource (SystemSource() or SeededSource(seed)), "

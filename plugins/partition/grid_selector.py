@@ -91,14 +91,26 @@ class GridSelector(PartitionSelector):
 
     def decider(self, source: RandomSource | None = None) -> Callable[[int], bool]:
         """The scalar form of :meth:`select`: one 63-bit draw against the table, the same draw
-        :meth:`KeepTable.keep` makes for an element."""
+        :meth:`KeepTable.keep` makes for an element (validated first, drawn whatever the count).
+
+        Written for PipelineDP's per-partition filter, where it runs once per partition: the
+        table index is clipped by comparisons rather than ``min``/``max`` calls, and a
+        :class:`~dpplug.randomness.SystemSource` serves the draw from its pool of words."""
         draw = default_source(source).bits
         values, saturation, shift = self.table.values, self.table.saturation, self.pre_threshold - 1
 
         def decide(units: int) -> bool:
-            if isinstance(units, bool) or not isinstance(units, int) or units < 0:
+            if (
+                units.__class__ is not int
+                and (isinstance(units, bool) or not isinstance(units, int))
+            ) or units < 0:
                 raise BadData(f"unit counts must be non-negative ints, got {units!r}")
-            return draw(GRID_BITS) < values[min(max(units - shift, 0), saturation)]
+            index = units - shift
+            if index < 0:
+                index = 0
+            elif index > saturation:
+                index = saturation
+            return draw(GRID_BITS) < values[index]
 
         return decide
 

@@ -61,6 +61,7 @@ from dpplug.adapters.pipelinedp import (  # noqa: E402
     partition_selection,
     sampler,
 )
+from dpplug.adapters.pipelinedp_batches import BATCH, per_batch  # noqa: E402
 from dpplug.adapters.spark import local_context  # noqa: E402
 from dpplug.plugins.partition.grid_selector import GridSelector  # noqa: E402
 
@@ -422,6 +423,33 @@ def test_scalar_keep_path_equals_vectorised_select(name: str) -> None:
     decide = selector.decider(dpplug.SeededSource(11))
     assert [decide(int(u)) for u in units] == expected.tolist()
     assert not expected[units < 3].any() and expected[units >= selector.saturation].all()
+
+
+def _batch_sizes(backend: str, size: int, request: pytest.FixtureRequest, tmp: Path) -> list[int]:
+    """The sizes of the batches ``per_batch`` hands a function on *backend*, for *size* elements
+    in 2 partitions (Spark) or bundles of Beam's DirectRunner."""
+    sizes = lambda batch: [len(batch)]  # noqa: E731 (shipped to the workers as a lambda)
+    if backend == "spark":
+        context = request.getfixturevalue("spark_context")
+        rdd = context.parallelize(range(size), 2)
+        found = per_batch(pipeline_dp.SparkRDDBackend(context), rdd, sizes, "Sizes")
+        return list(found.collect())
+    with beam.Pipeline(options=PipelineOptions(flags=[], runner="DirectRunner")) as pipeline:
+        col = pipeline | "Create" >> beam.Create(list(range(size)))
+        found = per_batch(pipeline_dp.BeamBackend(), col, sizes, "Sizes")
+        _ = found | "To text" >> beam.Map(str) | beam.io.WriteToText(str(tmp / "sizes"))
+    return [int(line) for name in glob.glob(str(tmp / "sizes*")) for line in open(name)]
+
+
+@pytest.mark.parametrize("backend", ["beam", "spark"])
+def test_batches_on_beam_and_spark(
+    backend: str, request: pytest.FixtureRequest, tmp_path: Path
+) -> None:
+    """dpplug's counting graphs decide and noise whole batches where the backend runs them:
+    every element in one batch of at most BATCH, and batches of more than one."""
+    size = 3 * BATCH + 5
+    sizes = _batch_sizes(backend, size, request, tmp_path)
+    assert sum(sizes) == size and 1 < max(sizes) <= BATCH
 
 
 # --------------------------------------------------------------------------- add_dp_noise

@@ -4,7 +4,8 @@ pyspark 4 takes the workers' Python from ``PYSPARK_PYTHON`` alone and otherwise 
 from the PATH: in a virtual environment that is not activated (its Python called by path, as
 CI and scripts do) that is another Python, and every ``PrivateRDD`` job failed with
 ``ModuleNotFoundError``. The test runs a fresh interpreter exactly so: this environment's Python
-by path, with a PATH that does not contain it and no ``VIRTUAL_ENV`` or ``PYSPARK_PYTHON``.
+by path, with a PATH that does not contain it and no ``VIRTUAL_ENV`` or ``PYSPARK_PYTHON``; the
+caller's Spark settings reach the context.
 """
 
 from __future__ import annotations
@@ -32,7 +33,8 @@ SCRIPT = textwrap.dedent(
     from dpplug.adapters.pipelinedp import sampler
     from dpplug.adapters.spark import local_context
 
-    context = local_context("dpplug-spark-interpreter")
+    context = local_context("dpplug-spark-interpreter", settings={"spark.task.maxFailures": "2"})
+    setting = context.getConf().get("spark.task.maxFailures")
     rows = [(f"u{i}", f"p{i % 2}") for i in range(200)]
     rdd = context.parallelize(rows, 2)
     workers = sorted(set(rdd.map(lambda _: __import__("sys").executable).collect()))
@@ -45,7 +47,7 @@ SCRIPT = textwrap.dedent(
     released = dict(counts.collect())
     context.stop()
     print(json.dumps({"driver": sys.executable, "workers": workers, "released": released,
-                      "env": os.environ.get("PYSPARK_PYTHON")}))
+                      "env": os.environ.get("PYSPARK_PYTHON"), "setting": setting}))
     """
 )
 
@@ -81,3 +83,4 @@ def test_workers_run_the_drivers_interpreter_from_a_venv_that_is_not_activated()
     assert sorted(out["released"]) == ["p0", "p1"]
     assert all(abs(count - 100) <= 30 for count in out["released"].values())  # ε = 2 per count
     assert out["env"] is None  # PYSPARK_PYTHON is set only while the context starts
+    assert out["setting"] == "2"  # the caller's settings reach Spark

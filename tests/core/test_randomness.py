@@ -88,7 +88,9 @@ def test_bad_arguments_raise_before_drawing(call) -> None:  # type: ignore[no-un
 
 
 def test_the_default_source_is_the_os_csprng() -> None:
+    """The process's one SystemSource, shared by every call given no source."""
     assert isinstance(default_source(None), dpplug.SystemSource)
+    assert default_source(None) is default_source(None) is randomness.process_source()
     with pytest.raises(dpplug.BadParameter, match="RandomSource"):
         default_source(np.random.default_rng(0))  # type: ignore[arg-type]
     with pytest.raises(dpplug.BadParameter):
@@ -173,17 +175,26 @@ def test_system_source_serves_the_keyed_chain(monkeypatch: pytest.MonkeyPatch) -
     key = xor(stream[:32], bytes([2]) * 32)
     stream = chacha20(key, 32 + 256)
     assert source.random_bytes(8) == stream[32:40]
-    assert source.bits(64) == int.from_bytes(stream[40:48], "little")
-    assert source.draws == 1
-    big = source.random_bytes(1000)  # > prefetch / 2: a keystream of its own, under K₂
+    # Draws of at most 64 bits: a pool of words, a refill of its own under K₂, in order.
     key = xor(stream[:32], bytes([3]) * 32)
+    pool = chacha20(key, 32 + 256)
+    words = [int.from_bytes(pool[i : i + 8], "little") for i in range(32, 32 + 256, 8)]
+    assert source.bits(64) == words[0] and source.bits(63) == words[1] >> 1
+    assert [source.bits(1) for _ in range(30)] == [w >> 63 for w in words[2:]]
+    assert source.draws == 32 and source._words == []
+    big = source.random_bytes(1000)  # > prefetch / 2: a keystream of its own, under K₃
+    key = xor(pool[:32], bytes([4]) * 32)
     bulk = chacha20(key, 32 + 1000)
     assert big == bulk[32:]
-    # The pending bytes of K₁'s refill are served first; the next refill is under K₃.
-    assert source.random_bytes(8) + source.random_bytes(128) == stream[48:184]
-    assert source.random_bytes(104) == stream[184:]
-    key = xor(bulk[:32], bytes([4]) * 32)
+    # The pending bytes of K₁'s refill are served first; the next refill is under K₄.
+    assert source.random_bytes(8) + source.random_bytes(128) == stream[40:176]
+    assert source.random_bytes(112) == stream[176:]
+    key = xor(bulk[:32], bytes([5]) * 32)
     assert source.random_bytes(8) == chacha20(key, 40)[32:]
+    # The word pool's next refill is under K₅.
+    key = xor(chacha20(key, 32 + 256)[:32], bytes([6]) * 32)
+    assert source.bits(64) == int.from_bytes(chacha20(key, 40)[32:], "little")
+    assert source.draws == 33
 
 
 def test_served_bytes_are_erased_from_the_buffer() -> None:
@@ -191,6 +202,24 @@ def test_served_bytes_are_erased_from_the_buffer() -> None:
     source.random_bytes(24)
     assert bytes(source._buffer[:24]) == bytes(24)
     assert any(source._buffer[24:64])
+
+
+def test_served_words_leave_the_pool(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The word pool's keystream is zeroed once read into the pool, and a served word is no
+    longer held by the source."""
+    blocks: list[memoryview] = []
+    chain = randomness.keystream
+
+    def keep(key: bytes, fresh: bytes, count: int) -> tuple[bytes, memoryview]:
+        next_key, block = chain(key, fresh, count)
+        blocks.append(block)
+        return next_key, block
+
+    monkeypatch.setattr(randomness, "keystream", keep)
+    source = dpplug.SystemSource(prefetch=256)
+    first = source.bits(64)
+    assert bytes(blocks[0]) == bytes(256)
+    assert len(source._words) == 31 and first not in source._words
 
 
 def test_copies_never_repeat_the_stream() -> None:
@@ -215,10 +244,12 @@ def test_a_forked_child_never_repeats_the_parent() -> None:
     parent's buffer, nor what the parent serves next."""
     source = dpplug.SystemSource()
     source.random_bytes(8)
+    source.bits(64)
     read, write = os.pipe()
     pid = os.fork()
     if pid == 0:  # the child
-        os.write(write, source.random_bytes(64))
+        word = source.bits(64).to_bytes(8, "little")
+        os.write(write, source.random_bytes(56) + word)
         os._exit(0)
     os.close(write)
     child = b""
@@ -229,8 +260,10 @@ def test_a_forked_child_never_repeats_the_parent() -> None:
     os.close(read)
     _, status = os.waitpid(pid, 0)
     assert os.waitstatus_to_exitcode(status) == 0
+    words = [source.bits(64) for _ in range(len(source._words) + 1)]
     parent = source.random_bytes(4096)
-    assert child[:8] not in parent and child != parent[:64]
+    assert child[:8] not in parent and child[:56] != parent[:56]
+    assert int.from_bytes(child[56:], "little") not in words
 
 
 def test_threads_never_share_bytes() -> None:
@@ -263,6 +296,21 @@ def test_system_source_bytes_look_uniform() -> None:
     biased = counts.copy()
     biased[0] += (1 << 20) // 256 // 4
     assert stats.chisquare(biased).pvalue < 1e-6
+
+
+def test_system_source_words_look_uniform() -> None:
+    """The top and the bottom byte of 2^18 draws of bits(63) (the pool's words): χ² tests at
+    false-alarm 5e-7 each, 1e-6 together; power: one byte value half as frequent again (the
+    counts of one draw in 1024 moved to it) is rejected."""
+    source = dpplug.SystemSource()
+    draws = np.array([source.bits(63) for _ in range(1 << 18)], dtype=np.uint64)
+    assert int(draws.max()) < 1 << 63 and source.draws == 1 << 18
+    for byte in (draws >> np.uint64(55), draws & np.uint64(255)):
+        counts = np.bincount(byte.astype(np.int64), minlength=256)
+        assert stats.chisquare(counts).pvalue > 5e-7
+        biased = counts.copy()
+        biased[0] += (1 << 18) // 256 // 2
+        assert stats.chisquare(biased).pvalue < 5e-7
 
 
 @pytest.mark.parametrize("prefetch", [0, 255, -1, 1.5, True, 65537])
