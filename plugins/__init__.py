@@ -12,4 +12,5 @@ DEFAULT_PLUGINS = (
     "dpplug.plugins.histograms",
     "dpplug.plugins.anonymized",
     "dpplug.plugins.queries",
+    "dpplug.plugins.set_union",
 )

@@ -35,6 +35,7 @@ from dpplug.kinds.query_releaser import (
     Workload,
 )
 from dpplug.kinds.sampler import SAMPLER, UNBOUNDED_COUNT, CountingQuerySampler
+from dpplug.kinds.set_union_selector import SET_UNION_SELECTOR, SetUnionSelector
 
 KINDS: tuple[Kind, ...] = (
     SAMPLER,
@@ -42,6 +43,7 @@ KINDS: tuple[Kind, ...] = (
     HISTOGRAM_RELEASER,
     ANONYMIZED_HISTOGRAM_RELEASER,
     QUERY_RELEASER,
+    SET_UNION_SELECTOR,
 )
 
 __all__ = [
@@ -51,6 +53,7 @@ __all__ = [
     "PARTITION_SELECTOR",
     "QUERY_RELEASER",
     "SAMPLER",
+    "SET_UNION_SELECTOR",
     "UNBOUNDED_COUNT",
     "AccuracyScope",
     "AnonymizedHistogram",
@@ -67,6 +70,7 @@ __all__ = [
     "QueryReleaser",
     "QuerySession",
     "Selection",
+    "SetUnionSelector",
     "SparseHistogram",
     "SparseProjection",
     "SparseQuery",
