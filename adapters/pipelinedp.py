@@ -78,7 +78,8 @@ from pipeline_dp.aggregate_params import MechanismType, Metrics
 from dpplug.adapters.budget import Placed, check_granted, place
 from dpplug.errors import BadData, BadParameter, NotSupported
 from dpplug.kind import CentralPlan, Kind, PipelineRole, check_role
-from dpplug.kinds import CountingQuerySampler, PartitionSelector
+from dpplug.kinds.set_union_selector import canonical_labels, unit_sets
+from dpplug.kinds import CountingQuerySampler, PartitionSelector, SetUnionSelector
 from dpplug.mechanism import Mechanism
 from dpplug.plugin_registry import Entry, Registry, registry
 from dpplug.randomness import SystemSource
@@ -87,6 +88,7 @@ from dpplug.randomness import SystemSource
 _SELECTOR_BUDGET = ("epsilon", "delta", "max_partitions_contributed", "pre_threshold")
 _SAMPLER_BUDGET = ("epsilon",)
 _CENTRAL_BUDGET = ("epsilon", "delta")
+_UNION_BUDGET = ("epsilon", "delta", "max_partitions_contributed")
 
 
 @dataclass(frozen=True)
@@ -223,6 +225,75 @@ def central_release(name: str, *, registry: Registry | None = None, **params: An
         registry,
         "central_release",
     )
+
+
+def set_union(name: str, *, registry: Registry | None = None, **params: Any) -> PluginSpec:
+    """A registered set-union selector for ``partition_selection_strategy`` of
+    ``select_partitions`` and ``aggregate``: the engine groups rows by privacy unit, bounds each
+    unit to ``max_partitions_contributed`` labels (the mechanism's uniform choice), sums the
+    units' weights per partition round by round and keeps partitions by the mechanism's
+    decisions, all distributed. ε, δ and ``max_partitions_contributed`` come from PipelineDP;
+    *params* are the selector's others (e.g. ``rounds``, ``replace_one``)."""
+    trial = {"epsilon": 1, "delta": Fraction(1, 10**6)}
+    return _spec(
+        name, PipelineRole.SET_UNION, _UNION_BUDGET, trial, params, registry, "set_union"
+    )
+
+
+def _union(spec: PluginSpec, budget: Any, max_partitions: int) -> SetUnionSelector:
+    union = granted(
+        spec, _exact(budget.eps), _exact(budget.delta), max_partitions_contributed=max_partitions
+    )
+    return cast(SetUnionSelector, union)
+
+
+def _bound_unit(make: Callable[[], SetUnionSelector], unit_rows: tuple[Any, Any]) -> tuple[Any, Any]:
+    """(unit, its distinct labels bounded to Δ₀ by the mechanism's uniform choice)."""
+    unit, labels = unit_rows
+    sets = unit_sets({unit: list(labels)})
+    return unit, make().bound(sets[0][1], _source()) if sets else ()
+
+
+def _unit_weights(
+    make: Callable[[], SetUnionSelector], round_index: int, unit_labels: tuple[Any, Any]
+) -> list[tuple[Any, int]]:
+    labels = unit_labels[1]
+    if not labels:
+        return []
+    weight = make().round_weight(round_index, len(labels))
+    return [(label, weight) for label in labels]
+
+
+def _decide(
+    make: Callable[[], SetUnionSelector], round_index: int, label_total: tuple[Any, int]
+) -> tuple[Any, bool]:
+    label, total = label_total
+    return label, make().round_keep(round_index, int(total), _source())
+
+
+def _is_kept(decided: tuple[Any, bool]) -> bool:
+    return decided[1]
+
+
+def _label_unit(unit_labels: tuple[Any, Any]) -> list[tuple[Any, Any]]:
+    """(label, ("unit", unit)) for each label of a unit: the unit side of the join."""
+    unit, labels = unit_labels
+    return [(label, ("unit", unit)) for label in labels]
+
+
+def _kept_units(label_values: tuple[Any, Any]) -> list[tuple[Any, Any]]:
+    """(unit, label) for each unit of a label that was not released (the decision side of the
+    join is the label's (label, bool) row)."""
+    label, values = label_values
+    values = list(values)
+    if any(value is True for value in values):
+        return []
+    return [(value[1], label) for value in values if isinstance(value, tuple)]
+
+
+def _as_sorted(unit_labels: tuple[Any, Any]) -> tuple[Any, tuple[Any, ...]]:
+    unit, labels = unit_labels
+    return unit, tuple(canonical_labels(set(labels)))
 
 
 def _per_bin(plan: CentralPlan, public: Any, label_count: tuple[Any, int]) -> tuple[int, Any]:
@@ -503,7 +574,11 @@ class DPEngine(pipeline_dp.DPEngine):
         """PipelineDP's ``select_partitions``: its own checks first, in its order (so every call
         raises what ``pipeline_dp.DPEngine`` raises), then dpplug's check of the strategy."""
         self._check_select_private_partitions(col, params, data_extractors)
-        _check_strategy(params.partition_selection_strategy)
+        strategy = params.partition_selection_strategy
+        _check_strategy(strategy)
+        if _is_union(strategy):
+            self._report_generators.append(_Report(params, "select_partitions", False))
+            return self._set_union(col, strategy, params.max_partitions_contributed, data_extractors)
         return super().select_partitions(col=col, params=params, data_extractors=data_extractors)
 
     def aggregate(
@@ -520,10 +595,28 @@ class DPEngine(pipeline_dp.DPEngine):
         self._check_budget_accountant_compatibility(
             public_partitions is not None, params.metrics, params.custom_combiners is not None
         )
-        _check_strategy(params.partition_selection_strategy)
+        strategy = params.partition_selection_strategy
+        _check_strategy(strategy)
         noise = self._count_noise_for(params)
         if noise is not None:
             _check_count_noise(noise, params)
+        if _is_union(strategy):
+            if public_partitions is not None:
+                raise BadParameter("a set-union strategy selects partitions: give no public ones")
+            if isinstance(self._backend, pipeline_dp.LocalBackend):
+                raise NotSupported(
+                    "PipelineDP's local backend reads public partitions when the pipeline is "
+                    "built, before the budget exists: on it, run select_partitions with the "
+                    "set-union strategy, compute_budgets, then aggregate with those partitions "
+                    "as public_partitions (Beam and Spark take the strategy in aggregate)"
+                )
+            self._report_generators.append(_Report(params, "set union", False))
+            released = self._set_union(
+                col, strategy, params.max_partitions_contributed, data_extractors
+            )
+            default = pipeline_dp.PartitionSelectionStrategy.TRUNCATED_GEOMETRIC
+            params = dataclasses.replace(params, partition_selection_strategy=default)
+            public_partitions = released
         return super().aggregate(
             col=col,
             params=params,
@@ -531,6 +624,53 @@ class DPEngine(pipeline_dp.DPEngine):
             public_partitions=public_partitions,
             out_explain_computation_report=out_explain_computation_report,
         )
+
+    def _set_union(
+        self, col: Any, spec: PluginSpec, max_partitions: int, data_extractors: Any
+    ) -> Any:
+        """The partitions a set-union selector releases from *col*, distributed: rows grouped by
+        privacy unit once, each unit bounded to Δ₀ labels, then per round the units' weights
+        summed per label and each label decided on its own; labels released in a round leave
+        the units' sets before the next (DP-SIPS). Its budget is requested as GENERIC."""
+        budget = self._request(
+            MechanismType.GENERIC,
+            f"SetUnion ({spec.name})",
+            functools.partial(_union, spec, max_partitions=max_partitions),
+        )
+        make = functools.partial(_union, spec, budget, max_partitions)
+        self._add_report_stage(functools.partial(_union_report, spec, budget, max_partitions))
+        backend = self._backend
+        pairs = backend.map(
+            col, functools.partial(_unit_and_label, data_extractors), "Extract unit and label"
+        )
+        units = backend.group_by_key(pairs, "Group by privacy unit")
+        sets = backend.map(units, functools.partial(_bound_unit, make), "Bound each unit")
+        rounds = spec.entry().cls.pipeline_rounds(dict(spec.params))  # type: ignore[attr-defined]
+        released = []
+        for r in range(rounds):
+            weighted = backend.flat_map(
+                sets, functools.partial(_unit_weights, make, r), f"Weights (round {r + 1})"
+            )
+            totals = backend.sum_per_key(weighted, f"Sum weights per partition (round {r + 1})")
+            decided = backend.map(
+                totals, functools.partial(_decide, make, r), f"Decide (round {r + 1})"
+            )
+            kept = backend.filter(decided, _is_kept, f"Released (round {r + 1})")
+            released.append(backend.keys(kept, f"Released keys (round {r + 1})"))
+            if r + 1 < rounds:
+                # A join by label (lazy on every backend): each label with its units and its
+                # decision; the units of labels not released keep them.
+                exploded = backend.flat_map(sets, _label_unit, f"Labels of units ({r + 1})")
+                joined = backend.group_by_key(
+                    backend.flatten((exploded, decided), f"With decisions ({r + 1})"),
+                    f"Join by label ({r + 1})",
+                )
+                left = backend.flat_map(joined, _kept_units, f"Unreleased labels ({r + 1})")
+                regrouped = backend.group_by_key(left, f"Regroup by unit ({r + 1})")
+                sets = backend.map(regrouped, _as_sorted, f"Remaining sets ({r + 1})")
+        if len(released) == 1:
+            return released[0]
+        return backend.flatten(released, "Released partitions")
 
     def _count_noise_for(self, params: Any) -> PluginSpec | None:
         """The sampler that noises COUNT and PRIVACY_ID_COUNT (and ``add_dp_noise``) under
@@ -796,7 +936,22 @@ class _Report(report_generator.ReportGenerator):
         return f" dpplug budget: {'; '.join(parts)}"
 
 
+def _is_union(strategy: Any) -> bool:
+    return isinstance(strategy, PluginSpec) and strategy.kind.pipeline_role is PipelineRole.SET_UNION
+
+
+def _union_report(spec: PluginSpec, budget: Any, max_partitions: int) -> str:
+    union = _union(spec, budget, max_partitions)
+    shown = ", ".join(f"{k}={v}" for k, v in union.derived.items())
+    return (
+        f"Private set union with {spec.describe()}: {union.guarantee.describe()} [budget "
+        f"ε={budget.eps}, δ={budget.delta}; {shown}]"
+    )
+
+
 def _check_strategy(strategy: Any) -> None:
+    if _is_union(strategy):
+        return
     if isinstance(strategy, PluginSpec):
         check_role(strategy.kind, PipelineRole.PARTITION_SELECTION, "partition_selection_strategy")
         return

@@ -14,7 +14,8 @@ only, not on how the caller ordered it.
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from collections.abc import Mapping
+from typing import Any
 
 from gmpy2 import mpq
 
@@ -60,27 +61,9 @@ COMMON_PARAMS = (
 )
 
 
-def bounded(units: UnitSets, items: int, source: RandomSource) -> list[tuple[Any, ...]]:
-    """Each unit's labels, at most *items* of them: all when it has that few, else a uniform
-    choice (partial Fisher–Yates over its labels in canonical order), in canonical order."""
-    kept = []
-    for _, labels in units:
-        if len(labels) <= items:
-            kept.append(labels)
-            continue
-        pool = list(labels)
-        for i in range(items):
-            j = i + source.uniform(len(pool) - i) - 1
-            pool[i], pool[j] = pool[j], pool[i]
-        kept.append(tuple(canonical_labels(pool[:items])))
-    return kept
-
-
 class WeightedRounds(SetUnionSelector):
     """Rounds of the weighted Gaussian (see the module docstring); one round is Gopi et al.'s
     weighted Gaussian, several are DP-SIPS."""
-
-    rounds_count: ClassVar[int] = 1
 
     def __init__(self, **params: object) -> None:
         super().__init__(**params)
@@ -120,7 +103,7 @@ class WeightedRounds(SetUnionSelector):
         return ServedDraws()
 
     def _select(self, units: UnitSets, source: RandomSource) -> list[Any]:
-        sets = bounded(units, self.max_partitions, source)
+        sets = [self.bound(labels, source) for _, labels in units]
         released: set[Any] = set()
         for certificate in self.calibration.rounds:
             weights = certificate.weights
@@ -141,6 +124,14 @@ class WeightedRounds(SetUnionSelector):
             keeps = run(lambda: _one(draw), source)
             released.update(label for label, keep in zip(candidates, keeps, strict=True) if keep)
         return canonical_labels(released)
+
+    def round_weight(self, round_index: int, items: int) -> int:
+        return self.calibration.rounds[round_index].weights[items - 1]
+
+    def round_keep(self, round_index: int, total: int, source: RandomSource) -> bool:
+        certificate = self.calibration.rounds[round_index]
+        draw = GaussianKeeps(certificate.sigma2, (certificate.threshold - total,))
+        return run(lambda: _one(draw), source)[0]
 
     def _units_needed(self, beta: Any, items: int) -> int:
         first = self.calibration.rounds[0]
@@ -210,6 +201,11 @@ class DpSips(WeightedRounds):
     conformance_cases = (
         {"epsilon": 1, "delta": mpq(1, 20), "max_partitions_contributed": 2, "rounds": 2},
     )
+
+    @classmethod
+    def pipeline_rounds(cls, params: Mapping[str, Any]) -> int:
+        rounds = params.get("rounds")
+        return 3 if rounds is None else int(rounds)
 
     def _rounds(self) -> int:
         rounds: int = self.params["rounds"]

@@ -22,7 +22,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from dpplug.data import integer_scalar
-from dpplug.errors import BadData
+from dpplug.errors import BadData, NotSupported
 from dpplug.guarantee import LossBound, Relation
 from dpplug.hookspecs import Register, hookspec
 from dpplug.kind import DataForm, Kind, PipelineRole, ReleaseForm
@@ -104,6 +104,34 @@ class SetUnionSelector(Mechanism):
     #: Δ₀: the most labels of one unit the mechanism uses (set from its parameters).
     max_partitions: int
 
+    @classmethod
+    def pipeline_rounds(cls, params: Mapping[str, Any]) -> int:
+        """How many rounds a distributed run takes with these (user) parameters (1 by
+        default): a pipeline is laid out before its budget is known."""
+        return 1
+
+    def bound(self, labels: tuple[Any, ...], source: RandomSource) -> tuple[Any, ...]:
+        """A unit's labels (canonical order) bounded to Δ₀: all when it has that few, else a
+        uniform choice (a partial Fisher–Yates shuffle, one U(k) draw per kept label), in
+        canonical order. Part of every release; distributed runs call it once per unit."""
+        if len(labels) <= self.max_partitions:
+            return labels
+        pool = list(labels)
+        for i in range(self.max_partitions):
+            j = i + source.uniform(len(pool) - i) - 1
+            pool[i], pool[j] = pool[j], pool[i]
+        return tuple(canonical_labels(pool[: self.max_partitions]))
+
+    def round_weight(self, round_index: int, items: int) -> int:
+        """The weight a unit with *items* labels not yet released gives each of them in round
+        *round_index* (distributed runs: the engine sums them per label)."""
+        raise NotSupported(f"{self.name} does not run distributed rounds")
+
+    def round_keep(self, round_index: int, total: int, source: RandomSource) -> bool:
+        """Whether a label whose weights total *total* is released in that round (one
+        independent decision per label)."""
+        raise NotSupported(f"{self.name} does not run distributed rounds")
+
     def select(self, data: object, source: RandomSource | None = None) -> list[Any]:
         """The released labels, in canonical order, for *data* (see :func:`unit_sets`)."""
         return self._select(unit_sets(data), default_source(source))
@@ -166,6 +194,10 @@ class SetUnionSelectorKind(Kind):
     )
     not_surfaces = MECHANISM_NOT_SURFACES | {
         "max_partitions": "declared (part of the guarantee surface: ℓ₀ of its relation)",
+        "pipeline_rounds": "the layout of a distributed run (tests/adapters run it)",
+        "bound": "part of the select surface (every release bounds its units)",
+        "round_weight": "part of the select surface, distributed (tests/adapters)",
+        "round_keep": "part of the select surface, distributed (tests/adapters)",
     }
 
     def declaration_problems(self, mechanism: Mechanism) -> list[str]:
