@@ -78,8 +78,8 @@ from pipeline_dp.aggregate_params import MechanismType, Metrics
 from dpplug.adapters.budget import Placed, check_granted, place
 from dpplug.errors import BadData, BadParameter, NotSupported
 from dpplug.kind import CentralPlan, Kind, PipelineRole, check_role
-from dpplug.kinds.set_union_selector import canonical_labels, unit_sets
 from dpplug.kinds import CountingQuerySampler, PartitionSelector, SetUnionSelector
+from dpplug.kinds.set_union_selector import canonical_labels, unit_sets
 from dpplug.mechanism import Mechanism
 from dpplug.plugin_registry import Entry, Registry, registry
 from dpplug.randomness import SystemSource
@@ -235,9 +235,7 @@ def set_union(name: str, *, registry: Registry | None = None, **params: Any) -> 
     decisions, all distributed. ε, δ and ``max_partitions_contributed`` come from PipelineDP;
     *params* are the selector's others (e.g. ``rounds``, ``replace_one``)."""
     trial = {"epsilon": 1, "delta": Fraction(1, 10**6)}
-    return _spec(
-        name, PipelineRole.SET_UNION, _UNION_BUDGET, trial, params, registry, "set_union"
-    )
+    return _spec(name, PipelineRole.SET_UNION, _UNION_BUDGET, trial, params, registry, "set_union")
 
 
 def _union(spec: PluginSpec, budget: Any, max_partitions: int) -> SetUnionSelector:
@@ -247,7 +245,9 @@ def _union(spec: PluginSpec, budget: Any, max_partitions: int) -> SetUnionSelect
     return cast(SetUnionSelector, union)
 
 
-def _bound_unit(make: Callable[[], SetUnionSelector], unit_rows: tuple[Any, Any]) -> tuple[Any, Any]:
+def _bound_unit(
+    make: Callable[[], SetUnionSelector], unit_rows: tuple[Any, Any]
+) -> tuple[Any, Any]:
     """(unit, its distinct labels bounded to Δ₀ by the mechanism's uniform choice)."""
     unit, labels = unit_rows
     sets = unit_sets({unit: list(labels)})
@@ -578,7 +578,9 @@ class DPEngine(pipeline_dp.DPEngine):
         _check_strategy(strategy)
         if _is_union(strategy):
             self._report_generators.append(_Report(params, "select_partitions", False))
-            return self._set_union(col, strategy, params.max_partitions_contributed, data_extractors)
+            return self._set_union(
+                col, strategy, params.max_partitions_contributed, data_extractors
+            )
         return super().select_partitions(col=col, params=params, data_extractors=data_extractors)
 
     def aggregate(
@@ -937,7 +939,9 @@ class _Report(report_generator.ReportGenerator):
 
 
 def _is_union(strategy: Any) -> bool:
-    return isinstance(strategy, PluginSpec) and strategy.kind.pipeline_role is PipelineRole.SET_UNION
+    return (
+        isinstance(strategy, PluginSpec) and strategy.kind.pipeline_role is PipelineRole.SET_UNION
+    )
 
 
 def _union_report(spec: PluginSpec, budget: Any, max_partitions: int) -> str:

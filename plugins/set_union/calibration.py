@@ -76,7 +76,9 @@ def grid_for(items: int) -> int:
 
 
 def _gdp_delta_float(mu: float, epsilon: float) -> float:
-    return float(norm.cdf(-epsilon / mu + mu / 2) - math.exp(epsilon) * norm.cdf(-epsilon / mu - mu / 2))
+    return float(
+        norm.cdf(-epsilon / mu + mu / 2) - math.exp(epsilon) * norm.cdf(-epsilon / mu - mu / 2)
+    )
 
 
 def _mu_for(epsilon: float, delta: float) -> float:
@@ -119,11 +121,13 @@ def calibrate(
         return mu, scales, thresholds
 
     best = min(SPLITS, key=lambda split: plan(split)[2][0] / grid)
-    mu, scales, thresholds = plan(best)
+    _, scales, thresholds = plan(best)
     tau_target = target * 2.0**-24 / (coordinates * rounds * (1 + float(exp_epsilon)))
     certificates = []
     for r, (s, threshold) in enumerate(zip(scales, thresholds, strict=True)):
-        certificates.append(_certificate(grid, items, s, threshold, tau_target, best * target * shares[r]))
+        certificates.append(
+            _certificate(grid, items, s, threshold, tau_target, best * target * shares[r])
+        )
     return _declared(tuple(certificates), exp_epsilon, mpq(delta), units, coordinates)
 
 
@@ -152,7 +156,9 @@ def _certificate(
         raise BadParameter(f"the discrete Gaussian of s ≈ {s:.4g} could not be certified")
     certificate = RoundCertificate(grid, items, sigma2, threshold, zeta, reach, found)
     while certificate.appear() > mpq(appear_budget):
-        certificate = RoundCertificate(grid, items, sigma2, certificate.threshold + 1, zeta, reach, found)
+        certificate = RoundCertificate(
+            grid, items, sigma2, certificate.threshold + 1, zeta, reach, found
+        )
     return certificate
 
 

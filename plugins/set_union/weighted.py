@@ -15,6 +15,7 @@ only, not on how the caller ordered it.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from functools import partial
 from typing import Any
 
 from gmpy2 import mpq
@@ -121,7 +122,7 @@ class WeightedRounds(SetUnionSelector):
                 certificate.sigma2,
                 tuple(certificate.threshold - totals[label] for label in candidates),
             )
-            keeps = run(lambda: _one(draw), source)
+            keeps = run(partial(_one, draw), source)
             released.update(label for label, keep in zip(candidates, keeps, strict=True) if keep)
         return canonical_labels(released)
 
@@ -131,7 +132,7 @@ class WeightedRounds(SetUnionSelector):
     def round_keep(self, round_index: int, total: int, source: RandomSource) -> bool:
         certificate = self.calibration.rounds[round_index]
         draw = GaussianKeeps(certificate.sigma2, (certificate.threshold - total,))
-        return run(lambda: _one(draw), source)[0]
+        return run(partial(_one, draw), source)[0]
 
     def _units_needed(self, beta: Any, items: int) -> int:
         first = self.calibration.rounds[0]

@@ -5,15 +5,17 @@ import pytest
 pytest.importorskip("opendp")
 pytest.importorskip("pipeline_dp")
 
-import pipeline_dp  # noqa: E402
+import pipeline_dp
 
-from dpplug.adapters import pipelinedp as dpplug_pdp  # noqa: E402
-from dpplug.adapters.opendp import enable_features, make_measurement  # noqa: E402
-from dpplug.errors import NotSupported  # noqa: E402
+from dpplug.adapters import pipelinedp as dpplug_pdp
+from dpplug.adapters.opendp import enable_features, make_measurement
+from dpplug.errors import NotSupported
 
 ROWS = [(u, "common") for u in range(300)] + [(u, f"rare{u}") for u in range(300)]
 EXTRACT = pipeline_dp.DataExtractors(
-    privacy_id_extractor=lambda r: r[0], partition_extractor=lambda r: r[1], value_extractor=lambda r: 1
+    privacy_id_extractor=lambda r: r[0],
+    partition_extractor=lambda r: r[1],
+    value_extractor=lambda r: 1,
 )
 
 

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Callable
-from functools import cached_property, partial
+from functools import partial
 from typing import Any, cast
 
 import numpy as np
@@ -61,9 +61,7 @@ Law = dict[int, tuple[Rat, Rat]]
 
 LABELS = ("a", "b", "c")
 #: Every non-empty subset of the labels: a unit of each item count 1 … 3.
-SUBSETS = tuple(
-    subset for size in (1, 2, 3) for subset in itertools.combinations(LABELS, size)
-)
+SUBSETS = tuple(subset for size in (1, 2, 3) for subset in itertools.combinations(LABELS, size))
 #: The datasets the statistical contracts use: a chain, each one unit more than the last.
 CHAIN: tuple[dict[int, tuple[str, ...]], ...] = (
     {},
@@ -125,8 +123,12 @@ def width(law: Law) -> Rat:
 
 def divergence(p: Law, q: Law, exp_epsilon: Rat) -> tuple[Rat, Rat]:
     """(lower, upper) bounds on the hockey-stick divergence of P from Q at e^ε."""
-    low = sum((max(mpq(0), lo - exp_epsilon * q.get(s, (0, 0))[1]) for s, (lo, _) in p.items()), mpq(0))
-    high = sum((max(mpq(0), hi - exp_epsilon * q.get(s, (0, 0))[0]) for s, (_, hi) in p.items()), mpq(0))
+    low = sum(
+        (max(mpq(0), lo - exp_epsilon * q.get(s, (0, 0))[1]) for s, (lo, _) in p.items()), mpq(0)
+    )
+    high = sum(
+        (max(mpq(0), hi - exp_epsilon * q.get(s, (0, 0))[0]) for s, (_, hi) in p.items()), mpq(0)
+    )
     return low, high
 
 
@@ -207,7 +209,8 @@ class SetUnionProbe(Probe):
                     )
                 if high > guarantee.delta:
                     raise NotSupported(
-                        f"{shown[0]} against {shown[1]}: the enclosure (width {float(width(a)):.2g}) "
+                        f"{shown[0]} against {shown[1]}: the enclosure (width "
+                        f"{float(width(a)):.2g}) "
                         "cannot decide the divergence against δ"
                     )
                 worst = max(worst, high)
@@ -494,7 +497,9 @@ def declared_law(selector: SetUnionSelector, data: dict[int, tuple[str, ...]]) -
     rounds = _rounds(selector)
     cap = selector.max_partitions
     choices = [
-        [(labels, mpq(1))] if len(labels) <= cap else [
+        [(labels, mpq(1))]
+        if len(labels) <= cap
+        else [
             (subset, mpq(1, len(list(itertools.combinations(labels, cap)))))
             for subset in itertools.combinations(labels, cap)
         ]
@@ -512,7 +517,9 @@ def declared_law(selector: SetUnionSelector, data: dict[int, tuple[str, ...]]) -
     return law
 
 
-def _rounds_law(rounds: tuple[Any, ...], sets: list[tuple[str, ...]], released: frozenset[str], r: int) -> Law:
+def _rounds_law(
+    rounds: tuple[Any, ...], sets: list[tuple[str, ...]], released: frozenset[str], r: int
+) -> Law:
     if r == len(rounds):
         return {code(sorted(released)): (mpq(1), mpq(1))}
     certificate = rounds[r]
@@ -549,6 +556,8 @@ def _option_problems(selector: SetUnionSelector) -> list[str]:
         )
     wanted = Relation.REPLACE_ONE if options.get("replace_one") else Relation.ADD_REMOVE
     if declared.relation is not wanted:
-        problems.append(f"replace_one={options.get('replace_one')}, but the guarantee is for {declared.relation.value}")
+        problems.append(
+            f"replace_one={options.get('replace_one')}, but the guarantee is for "
+            f"{declared.relation.value}"
+        )
     return problems
-

@@ -82,9 +82,7 @@ def unit_sets(data: object) -> UnitSets:
                 f"unit {unit!r} holds {len(labels)} labels, more than {MAX_UNIT_LABELS}: "
                 "bound them first"
             )
-    return tuple(
-        (unit, tuple(canonical_labels(sets[unit]))) for unit in sorted(sets, key=_key)
-    )
+    return tuple((unit, tuple(canonical_labels(sets[unit]))) for unit in sorted(sets, key=_key))
 
 
 def _norm(value: Any) -> Any:

@@ -24,9 +24,8 @@ from __future__ import annotations
 import functools
 import math
 from dataclasses import dataclass
-from typing import Any
-
 from itertools import product
+from typing import Any
 
 import flint
 from gmpy2 import isqrt, mpq, mpz
@@ -172,9 +171,10 @@ class RoundCertificate:
 
     def mu(self) -> Rat:
         with precise():
-            value = ball(self.grid) / _sigma(self.sigma2) + 2 * ball(self.zeta) * ball(
-                self.items
-            ).sqrt()
+            value = (
+                ball(self.grid) / _sigma(self.sigma2)
+                + 2 * ball(self.zeta) * ball(self.items).sqrt()
+            )
             return upper(value)
 
     def appear(self) -> Rat:

@@ -32,7 +32,9 @@ def test_release_is_canonical_and_within_the_union() -> None:
     data = {u: ["b", "a", "c"] for u in range(60)}
     out = m.select(data, dpplug.SeededSource(3))
     assert out == sorted(out) and set(out) <= {"a", "b", "c"} and out
-    assert m.select(list((u, x) for u, xs in data.items() for x in xs), dpplug.SeededSource(3)) == out
+    assert (
+        m.select(list((u, x) for u, xs in data.items() for x in xs), dpplug.SeededSource(3)) == out
+    )
 
 
 def test_bound_is_a_uniform_choice_of_delta0_labels() -> None:
@@ -54,7 +56,10 @@ def test_dp_sips_releases_more_than_one_round_on_zipf() -> None:
     import random
 
     rng = random.Random(5)
-    data = {u: [f"w{int(rng.paretovariate(1.1))}" for _ in range(rng.randint(1, 12))] for u in range(8000)}
+    data = {
+        u: [f"w{int(rng.paretovariate(1.1))}" for _ in range(rng.randint(1, 12))]
+        for u in range(8000)
+    }
     wg = dpplug.create("weighted-gaussian", epsilon=1, delta=1e-5, max_partitions_contributed=10)
     sips = dpplug.create("dp-sips", epsilon=1, delta=1e-5, max_partitions_contributed=10)
     one = [len(wg.select(data, dpplug.SeededSource(s))) for s in range(3)]
