@@ -35,8 +35,8 @@ from typing import Any
 
 import numpy as np
 from gmpy2 import mpq
+from scipy import special
 from scipy.optimize import brentq
-from scipy.stats import norm
 
 from dpplug.bounds import ball, precise, upper
 from dpplug.enclosure import Enclosure
@@ -77,7 +77,8 @@ def grid_for(items: int) -> int:
 
 def _gdp_delta_float(mu: float, epsilon: float) -> float:
     return float(
-        norm.cdf(-epsilon / mu + mu / 2) - math.exp(epsilon) * norm.cdf(-epsilon / mu - mu / 2)
+        special.ndtr(-epsilon / mu + mu / 2)
+        - math.exp(epsilon) * special.ndtr(-epsilon / mu - mu / 2)
     )
 
 
@@ -88,7 +89,7 @@ def _mu_for(epsilon: float, delta: float) -> float:
 
 def _appear_float(s: float, threshold: int, weights: np.ndarray) -> float:
     t = np.arange(1, len(weights) + 1)
-    p = norm.sf((threshold - weights - 0.5) / s)
+    p = special.ndtr(-(threshold - weights - 0.5) / s)
     return float(np.max(-np.expm1(t * np.log1p(-p))))
 
 

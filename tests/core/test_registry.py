@@ -278,7 +278,11 @@ def test_a_built_in_family_that_cannot_import_is_quarantined_alone() -> None:
     assert result.returncode == 0, result.stderr
     out = json.loads(result.stdout)
     assert set(out["names"]) == (
-        BUILTIN_SAMPLERS | BUILTIN_RELEASERS | BUILTIN_ANONYMIZED | BUILTIN_QUERY_RELEASERS
+        BUILTIN_SAMPLERS
+        | BUILTIN_RELEASERS
+        | BUILTIN_ANONYMIZED
+        | BUILTIN_QUERY_RELEASERS
+        | BUILTIN_SET_UNIONS
     )
     ((family, error),) = out["broken"]
     assert family == "dpplug.plugins.partition"
