@@ -410,7 +410,8 @@ class SetUnionProbe(Probe):
     def _batch_units(self) -> int:
         """Units per label so that a label is kept with probability near ½ (first round)."""
         first = _rounds(self.selector)[0]
-        return max(1, (2 * first.threshold + first.grid) // (2 * first.grid))
+        units: int = max(1, (2 * first.threshold + first.grid) // (2 * first.grid))
+        return units
 
     def _form_problems(self, seed: int) -> list[str]:
         data = {1: ["a", "b"], 2: ["a"], 3: ["c", "a", "b"]}
