@@ -44,7 +44,6 @@ from dpplug.errors import BadParameter
 from dpplug.exact import exp_lower
 from dpplug.kinds.partition_selector.gaussian_dp import gdp_delta
 from dpplug.kinds.set_union_selector.thresholded_gaussian import (
-    MAX_CHECKED,
     RoundCertificate,
     closeness,
     unit_weights,
@@ -138,12 +137,6 @@ def _certificate(
     """A round's certificate near scale *s* (first ζ = 1/s², doubled if the check fails)."""
     window = math.ceil(s * math.sqrt(2 * math.log(1 / tau)))
     reach = window + grid
-    if reach + 1 > MAX_CHECKED:
-        raise BadParameter(
-            f"the noise scale s ≈ {s:.4g} grid units needs a window of {reach + 1:,} points to "
-            f"certify, more than {MAX_CHECKED:,}: raise epsilon or delta, or lower "
-            "max_partitions_contributed"
-        )
     for doubling in range(4):
         zeta_float = 2.0**doubling / (s * s)
         # s chosen so that G/s + 2ζ√Δ₀ is the μ of the plan.

@@ -35,10 +35,16 @@ UnitSets = tuple[tuple[Any, tuple[Any, ...]], ...]
 
 #: The most distinct labels one unit may hold before bounding.
 MAX_UNIT_LABELS = 1 << 16
+#: The exact types of units and labels, with their rank in the canonical order (a fast path;
+#: subclasses and numpy integers take the general one).
+_KINDS: dict[type, int] = {int: 0, str: 1, bytes: 2}
 
 
 def _key(value: Any) -> tuple[int, Any]:
     """The canonical order of units and labels: ints, then str, then bytes."""
+    kind = _KINDS.get(type(value))
+    if kind is not None:
+        return kind, value
     if isinstance(value, bool) or not isinstance(value, numbers.Integral | str | bytes):
         raise BadData(
             f"units and labels must be int, str or bytes, got {value!r} ({type(value).__name__})"
@@ -87,6 +93,8 @@ def unit_sets(data: object) -> UnitSets:
 
 def _norm(value: Any) -> Any:
     """int-likes (numpy integers) as int; everything else checked by :func:`_key`."""
+    if type(value) in _KINDS:
+        return value
     _key(value)
     return int(value) if isinstance(value, numbers.Integral) else value
 
