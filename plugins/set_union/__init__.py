@@ -1,10 +1,11 @@
-"""Built-in set-union selectors (Gopi et al. ICML 2020; DP-SIPS, Swanberg, Desfontaines, Haney
-2023; docs/mechanisms.md#set-union-selectors)."""
+"""Built-in set-union selectors (Gopi et al. ICML 2020: weighted Gaussian, policy Laplace;
+DP-SIPS, Swanberg, Desfontaines, Haney 2023; docs/mechanisms.md#set-union-selectors)."""
 
 from dpplug.hookspecs import Register, hookimpl
+from dpplug.plugins.set_union.policy_laplace import PolicyLaplace
 from dpplug.plugins.set_union.weighted import DpSips, WeightedGaussian
 
-SELECTORS = (WeightedGaussian, DpSips)
+SELECTORS = (WeightedGaussian, DpSips, PolicyLaplace)
 
 
 @hookimpl
@@ -13,4 +14,10 @@ def register_set_union_selectors(register: Register) -> None:
         register(mechanism)
 
 
-__all__ = ["SELECTORS", "DpSips", "WeightedGaussian", "register_set_union_selectors"]
+__all__ = [
+    "SELECTORS",
+    "DpSips",
+    "PolicyLaplace",
+    "WeightedGaussian",
+    "register_set_union_selectors",
+]

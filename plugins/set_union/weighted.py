@@ -24,42 +24,14 @@ from dpplug.errors import BadParameter
 from dpplug.exact import smallest_at_least
 from dpplug.guarantee import Accuracy, ErrorBound, Guarantee, Neighbouring, Relation
 from dpplug.kinds.set_union_selector import SetUnionSelector, UnitSets, canonical_labels
+from dpplug.kinds.set_union_selector.declared import GaussianRounds
 from dpplug.kinds.set_union_selector.thresholded_gaussian import GaussianKeeps, tail_lower
-from dpplug.params import Param, Schema, epsilon_param
+from dpplug.params import Param, Schema
 from dpplug.plugins.set_union.calibration import Calibration, calibrate
-from dpplug.program import Program, run
+from dpplug.plugins.set_union.common import COMMON_PARAMS, one_draw
+from dpplug.program import run
 from dpplug.randomness import RandomSource
 from dpplug.structures import ExactStructure, ServedDraws
-
-#: The largest Δ₀ (the appearing bound takes one tail per item count).
-MAX_ITEMS = 1 << 10
-
-COMMON_PARAMS = (
-    epsilon_param("ε of the whole set union.", high=16, low=mpq(1, 16)),
-    Param(
-        "delta",
-        "rational",
-        "δ of the whole set union.",
-        low=mpq(1, 1 << 40),
-        high=mpq(1, 2),
-        example="1e-5",
-    ),
-    Param(
-        "max_partitions_contributed",
-        "integer",
-        "Δ₀: each unit keeps at most this many of its labels (a uniform choice).",
-        low=1,
-        high=MAX_ITEMS,
-        default=1,
-    ),
-    Param(
-        "replace_one",
-        "boolean",
-        "Neighbours replace one unit (calibrated for two units changed) instead of adding or "
-        "removing one.",
-        default=False,
-    ),
-)
 
 
 class WeightedRounds(SetUnionSelector):
@@ -103,6 +75,9 @@ class WeightedRounds(SetUnionSelector):
     def exact_structure(self) -> ExactStructure:
         return ServedDraws()
 
+    def declared_release(self) -> GaussianRounds:
+        return GaussianRounds(self.calibration.rounds)
+
     def _select(self, units: UnitSets, source: RandomSource) -> list[Any]:
         sets = [self.bound(labels, source) for _, labels in units]
         released: set[Any] = set()
@@ -122,7 +97,7 @@ class WeightedRounds(SetUnionSelector):
                 certificate.sigma2,
                 tuple(certificate.threshold - totals[label] for label in candidates),
             )
-            keeps = run(partial(_one, draw), source)
+            keeps = run(partial(one_draw, draw), source)
             released.update(label for label, keep in zip(candidates, keeps, strict=True) if keep)
         return canonical_labels(released)
 
@@ -132,7 +107,7 @@ class WeightedRounds(SetUnionSelector):
     def round_keep(self, round_index: int, total: int, source: RandomSource) -> bool:
         certificate = self.calibration.rounds[round_index]
         draw = GaussianKeeps(certificate.sigma2, (certificate.threshold - total,))
-        return run(partial(_one, draw), source)[0]
+        return run(partial(one_draw, draw), source)[0]
 
     def _units_needed(self, beta: Any, items: int) -> int:
         first = self.calibration.rounds[0]
@@ -157,11 +132,6 @@ class WeightedRounds(SetUnionSelector):
             threshold=needed - 1,
             formula="fewest single-label units keeping a label w.p. ≥ 1 − β (membership only)",
         )
-
-
-def _one(draw: GaussianKeeps) -> Program[tuple[bool, ...]]:
-    keeps: tuple[bool, ...] = yield draw
-    return keeps
 
 
 class WeightedGaussian(WeightedRounds):

@@ -15,13 +15,18 @@ for replace-one guarantees), with the added or replaced unit holding every non-e
 both directions: Σ_S max(0, hi_P(S) − e^ε·lo_Q(S)) ≤ δ passes (an upper bound of the
 hockey-stick divergence), Σ_S max(0, lo_P(S) − e^ε·hi_Q(S)) > δ fails.
 
-**The code against its law.** An independent enumeration of the mechanism's law from its
-declared rounds (every uniform choice of Δ₀ labels, weights w_t, keep probabilities of the round
-certificates) must overlap the law of the real call output by output.
+**The code against its law.** An independent enumeration of the law the mechanism declares
+(:mod:`.models`: every uniform choice of Δ₀ labels, then the declared rounds' weights or the
+policy's descent one grid unit at a time, and the declared keep probabilities) must overlap the
+law of the real call output by output.
+
+Laws of the real call are cached by mechanism class and parameters (construction is
+deterministic), so the contracts that ask for the same law compute it once.
 """
 
 from __future__ import annotations
 
+import functools
 import itertools
 from collections.abc import Callable
 from functools import partial
@@ -46,11 +51,12 @@ from dpplug.conformance.probes.base import (
     Probe,
     strict_time_problems,
 )
+from dpplug.conformance.probes.set_union_selector.models import Model, model_of
 from dpplug.conformance.settings import Settings
-from dpplug.errors import DpplugError, NotSupported
+from dpplug.errors import BadParameter, DpplugError, NotSupported
 from dpplug.guarantee import Relation
 from dpplug.kinds.set_union_selector import SetUnionSelector, unit_sets
-from dpplug.kinds.set_union_selector.thresholded_gaussian import GaussianKeeps, unit_weights
+from dpplug.kinds.set_union_selector.keep_draws import Keeps
 from dpplug.pmf import Pmf
 from dpplug.program import Draw, recording, served_steps
 from dpplug.randomness import RandomSource, SeededSource
@@ -112,7 +118,7 @@ def enclosed_law(call: Callable[[RandomSource], list[Any]]) -> Law:
 
 
 def _outcomes(draw: Draw) -> dict[Any, tuple[Rat, Rat]]:
-    if isinstance(draw, GaussianKeeps):
+    if isinstance(draw, Keeps):
         return draw.enclosed()
     return {outcome: (mpq(p), mpq(p)) for outcome, p in draw.law().items()}
 
@@ -142,9 +148,20 @@ class SetUnionProbe(Probe):
     def selector(self) -> SetUnionSelector:
         return cast(SetUnionSelector, self.mechanism)
 
+    @functools.cached_property
+    def model(self) -> Model:
+        """The declared release, enumerated independently (:mod:`.models`)."""
+        return model_of(self.selector)
+
     @property
     def inputs(self) -> tuple[int, ...]:
         return tuple(range(len(CHAIN)))
+
+    @property
+    def law_inputs(self) -> tuple[int, ...]:
+        """The chain and a dataset whose law is balanced (:meth:`_balanced`): the chain's small
+        datasets release little for cases of small ε, too little for the test's power check."""
+        return (*self.inputs, len(CHAIN))
 
     @property
     def pairs(self) -> tuple[tuple[int, int], ...]:
@@ -153,8 +170,17 @@ class SetUnionProbe(Probe):
     def sample_size(self, settings: Settings) -> int:
         return settings.releases // 2
 
+    def _dataset(self, value: int) -> dict[int, tuple[str, ...]]:
+        return CHAIN[value] if value < len(CHAIN) else self._balanced()
+
+    def _balanced(self) -> dict[int, tuple[str, ...]]:
+        """Units of label a, as many as make it released about half the time, and one unit
+        holding a, b and c (bounded when Δ₀ < 3)."""
+        units = self._batch_units()
+        return {**{u: ("a",) for u in range(units)}, units: ("a", "b", "c")}
+
     def draw(self, value: int, size: int, source: RandomSource) -> npt.NDArray[Any]:
-        data = CHAIN[value]
+        data = self._dataset(value)
         return np.array([code(self.selector.select(data, source)) for _ in range(size)])
 
     def _law(self, data: dict[int, tuple[str, ...]]) -> Law:
@@ -166,14 +192,14 @@ class SetUnionProbe(Probe):
     def tested_law(self, value: int) -> tuple[Pmf, Any]:
         """A law inside the enclosure (lower bounds, the rest on the likeliest output) and the
         enclosure's width, which bounds its distance to the true law."""
-        law = self._law(CHAIN[value])
+        law = self._law(self._dataset(value))
         centre = max(law, key=lambda s: law[s][0])
         probs = {s: lo for s, (lo, _) in law.items() if s != centre}
         probs[centre] = 1 - sum(probs.values(), mpq(0))
         return Pmf(probs), width(law)
 
     def show_input(self, value: int) -> str:
-        return str(CHAIN[value])
+        return str(self._dataset(value))
 
     def show_output(self, value: int) -> str:
         return str([label for i, label in enumerate(LABELS) if value >> i & 1])
@@ -227,7 +253,7 @@ class SetUnionProbe(Probe):
         for data in datasets:
             if problems:
                 break
-            real, declared = self._law(data), declared_law(selector, data)
+            real, declared = self._law(data), _coded(self.model.law(data))
             for s in real.keys() | declared.keys():
                 r, d = real.get(s, (mpq(0), mpq(0))), declared.get(s, (mpq(0), mpq(0)))
                 if r[0] > d[1] or d[0] > r[1]:
@@ -239,7 +265,7 @@ class SetUnionProbe(Probe):
                     break
         summary = (
             f"select() enumerated through its served draws on {len(datasets)} datasets against "
-            "the law of its declared rounds; options' meaning"
+            "the law of its declared release; options' meaning"
         )
         return PrivacyCheck(tuple(problems[:1]), summary)
 
@@ -247,28 +273,37 @@ class SetUnionProbe(Probe):
 
     def accuracy_claims(self, settings: Settings) -> list[Claim]:
         """Exact bounds: the label of threshold + 1 single-label units is dropped by the first
-        round with probability at most 1 − lo(π) (later rounds only add releases)."""
+        round with probability at most 1 − lo(π) (later rounds only add releases). A β the
+        mechanism refuses (BadParameter: its bound cannot reach it) is not claimed."""
         claims: list[Claim] = []
-        first = _rounds(self.selector)[0]
+        model = self.model
         for beta in EXACT_BETAS:
-            kept = self.selector.accuracy(beta).threshold + 1
-            lo, _ = first.keep(kept * first.grid)
+            try:
+                kept = self.selector.accuracy(beta).threshold + 1
+            except BadParameter:
+                continue
+            lo, _ = model.keep(model.shared_total(kept, 1))
             claims.append(ExactClaim(f"Pr[a label of {kept} units dropped]", 1 - lo, beta))
         return claims
 
     def _units_needed_problems(self) -> list[str]:
-        first = _rounds(self.selector)[0]
-        weights = unit_weights(first.grid, self.selector.max_partitions)
+        model, selector = self.model, self.selector
         for beta in BETAS:
-            for items in range(1, self.selector.max_partitions + 1):
-                n = self.selector.units_needed(beta, items)
-                lo, _ = first.keep(n * weights[items - 1])
+            for items in range(1, selector.max_partitions + 1):
+                try:
+                    n = selector.units_needed(beta, items)
+                except BadParameter:
+                    _, hi = model.keep(model.shared_total(1 << 40, items))
+                    if hi >= 1 - beta:
+                        return [f"units_needed({beta}, {items}) refuses a β it can reach"]
+                    continue
+                lo, _ = model.keep(model.shared_total(n, items))
                 if lo < 1 - beta:
                     return [
                         f"units_needed({beta}, {items}) = {n}, but {n} units keep the label with "
                         f"probability ≥ {float(lo):.6g} only"
                     ]
-                _, hi = first.keep((n - 2) * weights[items - 1])
+                _, hi = model.keep(model.shared_total(n - 2, items))
                 if n > 2 and hi >= 1 - beta:
                     return [f"units_needed({beta}, {items}) = {n} is not tight: {n - 2} suffice"]
         return []
@@ -374,9 +409,8 @@ class SetUnionProbe(Probe):
 
     def law_tests(self, settings: Settings) -> list[LawTest]:
         """The labels of one large call (each held by the same units) released independently,
-        each with the enclosed keep probability."""
+        each with the declared probability of being released in some round."""
         units = self._batch_units()
-        weight = unit_weights(_rounds(self.selector)[0].grid, self.selector.max_partitions)[0]
 
         def sample(seed: int) -> npt.NDArray[np.int64]:
             sets: dict[int, list[str]] = {}
@@ -389,12 +423,7 @@ class SetUnionProbe(Probe):
             return np.array([int(f"x{i}" in released) for i in range(BATCH_LABELS)])
 
         def law() -> tuple[Pmf, Any]:
-            # A label whose units hold it alone stays at weight n·G until released: it is
-            # released unless every round drops it, independently.
-            missed_lo, missed_hi = mpq(1), mpq(1)
-            for certificate in _rounds(self.selector):
-                lo, hi = certificate.keep(units * weight)
-                missed_lo, missed_hi = missed_lo * (1 - hi), missed_hi * (1 - lo)
+            missed_lo, missed_hi = self.model.missed(units)
             return Pmf({0: missed_hi, 1: 1 - missed_hi}), missed_hi - missed_lo
 
         return [
@@ -408,10 +437,14 @@ class SetUnionProbe(Probe):
         ]
 
     def _batch_units(self) -> int:
-        """Units per label so that a label is kept with probability near ½ (first round)."""
-        first = _rounds(self.selector)[0]
-        units: int = max(1, (2 * first.threshold + first.grid) // (2 * first.grid))
-        return units
+        """Single-label units per label so that the label is released with probability nearest
+        ½ (over every round)."""
+        model = self.model
+        units = 1
+        while model.missed(units + 1)[1] > mpq(1, 2) and units < 1 << 20:
+            units += 1
+        above = abs(model.missed(units + 1)[1] - mpq(1, 2))
+        return units + 1 if above < abs(model.missed(units)[1] - mpq(1, 2)) else units
 
     def _form_problems(self, seed: int) -> list[str]:
         data = {1: ["a", "b"], 2: ["a"], 3: ["c", "a", "b"]}
@@ -444,22 +477,16 @@ class SetUnionProbe(Probe):
     def _size_problems(self, seed: int) -> list[str]:
         data = _large_data(seed)
         sets = unit_sets(data)
-        rounds = _rounds(self.selector)
-        with recording() as transcript:
-            self.selector.select(data, SeededSource(seed))
-        keeps = [draw for draw, _ in transcript if isinstance(draw, GaussianKeeps)]
-        if not keeps:
-            return ["the release made no served keep draw"]
-        weights = unit_weights(rounds[0].grid, self.selector.max_partitions)
         if any(len(labels) > self.selector.max_partitions for _, labels in sets):
             raise NotSupported("the size check's units hold at most Δ₀ labels")
-        totals: dict[Any, int] = {}
-        for _, labels in sets:
-            for label in labels:
-                totals[label] = totals.get(label, 0) + weights[len(labels) - 1]
-        expected = tuple(rounds[0].threshold - totals[x] for x in sorted(totals))
-        if keeps[0].thresholds != expected or keeps[0].sigma2 != rounds[0].sigma2:
-            return ["the first round's keep draw does not ask T − (weighted total) per label"]
+        with recording() as transcript:
+            self.selector.select(data, SeededSource(seed))
+        keeps = [draw for draw, _ in transcript if isinstance(draw, Keeps)]
+        if not keeps:
+            return ["the release made no served keep draw"]
+        tail, thresholds = self.model.first_draw([labels for _, labels in sets])
+        if keeps[0].tail != tail or keeps[0].thresholds != thresholds:
+            return ["the first round's keep draw does not ask its declared noise and thresholds"]
         return []
 
 
@@ -471,79 +498,32 @@ def _large_data(seed: int) -> dict[int, list[str]]:
     }
 
 
-def _rounds(selector: SetUnionSelector) -> tuple[Any, ...]:
-    calibration = getattr(selector, "calibration", None)
-    if calibration is None:
-        raise NotSupported(f"{selector.name} declares no weighted Gaussian rounds")
-    return tuple(calibration.rounds)
-
-
-_LAWS: dict[tuple[int, Any], Law] = {}
+#: Laws of real calls by (class, parameters, data); cleared when it reaches :data:`MAX_LAWS`.
+_LAWS: dict[tuple[type, Any, Any], Law] = {}
+MAX_LAWS = 4096
 
 
 def _cached_law(selector: SetUnionSelector, data: tuple[tuple[int, tuple[str, ...]], ...]) -> Law:
-    key = (id(selector), data)
-    if key not in _LAWS:
-        _LAWS[key] = enclosed_law(partial(_select_on, selector, dict(data)))
-    return _LAWS[key]
+    """The law of the real call, cached by class and parameters (module docstring)."""
+    params = tuple(sorted(selector.params.items()))
+    try:
+        key = (type(selector), params, data)
+        found = _LAWS.get(key)
+    except TypeError:  # unhashable parameters: not cached
+        return enclosed_law(partial(_select_on, selector, dict(data)))
+    if found is None:
+        if len(_LAWS) >= MAX_LAWS:
+            _LAWS.clear()
+        found = _LAWS[key] = enclosed_law(partial(_select_on, selector, dict(data)))
+    return found
 
 
 def _select_on(selector: SetUnionSelector, data: dict[int, Any], source: RandomSource) -> Any:
     return selector.select(data, source)
 
 
-def declared_law(selector: SetUnionSelector, data: dict[int, tuple[str, ...]]) -> Law:
-    """The law of the declared rounds, enumerated independently of the code: every uniform
-    choice of Δ₀ labels per unit, then each round's keep probabilities (certificates)."""
-    rounds = _rounds(selector)
-    cap = selector.max_partitions
-    choices = [
-        [(labels, mpq(1))]
-        if len(labels) <= cap
-        else [
-            (subset, mpq(1, len(list(itertools.combinations(labels, cap)))))
-            for subset in itertools.combinations(labels, cap)
-        ]
-        for labels in (tuple(sorted(set(v))) for _, v in sorted(data.items()))
-    ]
-    law: Law = {}
-    for picked in itertools.product(*choices):
-        weight = mpq(1)
-        for _, p in picked:
-            weight *= p
-        sets = [labels for labels, _ in picked]
-        for s, (lo, hi) in _rounds_law(rounds, sets, frozenset(), 0).items():
-            found = law.get(s, (mpq(0), mpq(0)))
-            law[s] = (found[0] + weight * lo, found[1] + weight * hi)
-    return law
-
-
-def _rounds_law(
-    rounds: tuple[Any, ...], sets: list[tuple[str, ...]], released: frozenset[str], r: int
-) -> Law:
-    if r == len(rounds):
-        return {code(sorted(released)): (mpq(1), mpq(1))}
-    certificate = rounds[r]
-    weights = certificate.weights
-    totals: dict[str, int] = {}
-    for labels in sets:
-        remaining = [x for x in labels if x not in released]
-        for x in remaining:
-            totals[x] = totals.get(x, 0) + weights[len(remaining) - 1]
-    if not totals:
-        return {code(sorted(released)): (mpq(1), mpq(1))}
-    candidates = sorted(totals)
-    keeps = [certificate.keep(totals[x]) for x in candidates]
-    law: Law = {}
-    for outcome in itertools.product((False, True), repeat=len(candidates)):
-        lo, hi = mpq(1), mpq(1)
-        for kept, (p_lo, p_hi) in zip(outcome, keeps, strict=True):
-            lo, hi = (lo * p_lo, hi * p_hi) if kept else (lo * (1 - p_hi), hi * (1 - p_lo))
-        now = released | {x for x, kept in zip(candidates, outcome, strict=True) if kept}
-        for s, (a, b) in _rounds_law(rounds, sets, now, r + 1).items():
-            found = law.get(s, (mpq(0), mpq(0)))
-            law[s] = (found[0] + lo * a, found[1] + hi * b)
-    return law
+def _coded(law: dict[tuple[str, ...], tuple[Rat, Rat]]) -> Law:
+    return {code(list(output)): bounds for output, bounds in law.items()}
 
 
 def _option_problems(selector: SetUnionSelector) -> list[str]:

@@ -19,13 +19,14 @@ from __future__ import annotations
 import numbers
 from abc import abstractmethod
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import Any, ClassVar
 
 from dpplug.data import integer_scalar
 from dpplug.errors import BadData, NotSupported
 from dpplug.guarantee import LossBound, Relation
 from dpplug.hookspecs import Register, hookspec
 from dpplug.kind import DataForm, Kind, PipelineRole, ReleaseForm
+from dpplug.kinds.set_union_selector.declared import GaussianRounds, GeometricPolicy
 from dpplug.mechanism import Mechanism
 from dpplug.randomness import RandomSource, default_source
 from dpplug.surfaces import ACCURACY, GUARANTEE, MECHANISM_NOT_SURFACES, Dimension, Surface
@@ -109,6 +110,9 @@ class SetUnionSelector(Mechanism):
 
     #: Δ₀: the most labels of one unit the mechanism uses (set from its parameters).
     max_partitions: int
+    #: Whether the units are taken one after the other (a policy), so that a distributed run
+    #: hands all the bounded unit sets to one worker, rather than summing weights per label.
+    sequential: ClassVar[bool] = False
 
     @classmethod
     def pipeline_rounds(cls, params: Mapping[str, Any]) -> int:
@@ -137,6 +141,11 @@ class SetUnionSelector(Mechanism):
         """Whether a label whose weights total *total* is released in that round (one
         independent decision per label)."""
         raise NotSupported(f"{self.name} does not run distributed rounds")
+
+    def declared_release(self) -> GaussianRounds | GeometricPolicy:
+        """What the release is declared to be (:mod:`.declared`), for the conformance suite to
+        enumerate its law independently of the code; ``NotSupported`` if neither form fits."""
+        raise NotSupported(f"{self.name} declares neither Gaussian rounds nor a policy")
 
     def select(self, data: object, source: RandomSource | None = None) -> list[Any]:
         """The released labels, in canonical order, for *data* (see :func:`unit_sets`)."""
@@ -201,6 +210,8 @@ class SetUnionSelectorKind(Kind):
     not_surfaces = MECHANISM_NOT_SURFACES | {
         "max_partitions": "declared (part of the guarantee surface: ℓ₀ of its relation)",
         "pipeline_rounds": "the layout of a distributed run (tests/adapters run it)",
+        "sequential": "the layout of a distributed run (tests/adapters run it)",
+        "declared_release": "what the exact checks enumerate the select surface's law from",
         "bound": "part of the select surface (every release bounds its units)",
         "round_weight": "part of the select surface, distributed (tests/adapters)",
         "round_keep": "part of the select surface, distributed (tests/adapters)",
