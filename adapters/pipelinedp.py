@@ -64,7 +64,11 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import json
 import math
+import os
+import tempfile
+import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 from fractions import Fraction
@@ -245,6 +249,52 @@ def _union(spec: PluginSpec, budget: Any, max_partitions: int) -> SetUnionSelect
     return cast(SetUnionSelector, union)
 
 
+class _LateBudget:
+    """The budget granted to a set union, as its workers read it. Spark serialises a
+    pipeline's functions when a shuffle after them is defined, which is before
+    ``compute_budgets``; set unions decide labels before later shuffles (DP-SIPS's rounds,
+    ``aggregate``'s join with the released partitions), so on Spark the driver also writes the
+    grant, when it is made, to a file it adds to the context (``SparkContext.addFile``), and a
+    worker whose copy of the budget is empty reads it there (``SparkFiles``). Elsewhere (local,
+    Beam: functions are serialised when the pipeline runs) the budget itself is read."""
+
+    def __init__(self, budget: Any, published: str | None) -> None:
+        self.budget, self.published = budget, published
+
+    @property
+    def eps(self) -> float:
+        return self._grant()[0]
+
+    @property
+    def delta(self) -> float:
+        return self._grant()[1]
+
+    def _grant(self) -> tuple[float, float]:
+        try:
+            return self.budget.eps, self.budget.delta
+        except AssertionError:  # PipelineDP's "budget is not calculated yet"
+            if self.published is None:
+                raise
+        from pyspark import SparkFiles
+
+        with open(SparkFiles.get(self.published), encoding="utf-8") as f:
+            eps, delta = json.load(f)
+        return float(eps), float(delta)
+
+
+def _grant_union(
+    spec: PluginSpec, max_partitions: int, spark: Any, published: str | None, budget: Any
+) -> None:
+    """Build and check the set union at its grant (on the driver), and on Spark publish the
+    grant to the workers (:class:`_LateBudget`)."""
+    _union(spec, budget, max_partitions)
+    if published is not None:
+        path = os.path.join(tempfile.mkdtemp(prefix="dpplug-"), published)
+        with open(path, "w", encoding="utf-8") as f:
+            json.dump([budget.eps, budget.delta], f)
+        spark.addFile(path)
+
+
 def _bound_unit(
     make: Callable[[], SetUnionSelector], unit_rows: tuple[Any, Any]
 ) -> tuple[Any, Any]:
@@ -289,6 +339,15 @@ def _kept_units(label_values: tuple[Any, Any]) -> list[tuple[Any, Any]]:
     if any(value is True for value in values):
         return []
     return [(value[1], label) for value in values if isinstance(value, tuple)]
+
+
+def _under_one_key(unit_labels: tuple[Any, Any]) -> tuple[int, tuple[Any, Any]]:
+    return 0, unit_labels
+
+
+def _select_all(make: Callable[[], SetUnionSelector], keyed: tuple[int, Any]) -> list[Any]:
+    """The release of a sequential selector from every (unit, labels) pair at once."""
+    return make().select({unit: list(labels) for unit, labels in keyed[1]}, _source())
 
 
 def _as_sorted(unit_labels: tuple[Any, Any]) -> tuple[Any, tuple[Any, ...]]:
@@ -634,20 +693,31 @@ class DPEngine(pipeline_dp.DPEngine):
         privacy unit once, each unit bounded to Δ₀ labels, then per round the units' weights
         summed per label and each label decided on its own; labels released in a round leave
         the units' sets before the next (DP-SIPS). Its budget is requested as GENERIC."""
+        backend = self._backend
+        spark = getattr(backend, "_sc", None) if _is_spark(backend) else None
+        published = None if spark is None else f"dpplug-grant-{uuid.uuid4().hex}.json"
         budget = self._request(
             MechanismType.GENERIC,
             f"SetUnion ({spec.name})",
-            functools.partial(_union, spec, max_partitions=max_partitions),
+            functools.partial(_grant_union, spec, max_partitions, spark, published),
         )
-        make = functools.partial(_union, spec, budget, max_partitions)
+        make = functools.partial(_union, spec, _LateBudget(budget, published), max_partitions)
         self._add_report_stage(functools.partial(_union_report, spec, budget, max_partitions))
-        backend = self._backend
         pairs = backend.map(
             col, functools.partial(_unit_and_label, data_extractors), "Extract unit and label"
         )
         units = backend.group_by_key(pairs, "Group by privacy unit")
+        cls = spec.entry().cls
+        if cls.sequential:  # type: ignore[attr-defined]
+            # A policy takes the units one after the other: all of them go to one worker.
+            together = backend.group_by_key(
+                backend.map(units, _under_one_key, "Units under one key"), "All units"
+            )
+            return backend.flat_map(
+                together, functools.partial(_select_all, make), "Sequential set union"
+            )
         sets = backend.map(units, functools.partial(_bound_unit, make), "Bound each unit")
-        rounds = spec.entry().cls.pipeline_rounds(dict(spec.params))  # type: ignore[attr-defined]
+        rounds = cls.pipeline_rounds(dict(spec.params))  # type: ignore[attr-defined]
         released = []
         for r in range(rounds):
             weighted = backend.flat_map(
@@ -936,6 +1006,10 @@ class _Report(report_generator.ReportGenerator):
             pure = " (pure: no δ charged)" if budget.mechanism_type is MechanismType.LAPLACE else ""
             parts.append(f"{name} ε={budget.eps:.6g}, δ={budget.delta:.6g}{pure}")
         return f" dpplug budget: {'; '.join(parts)}"
+
+
+def _is_spark(backend: Any) -> bool:
+    return type(backend).__name__ == "SparkRDDBackend"
 
 
 def _is_union(strategy: Any) -> bool:

@@ -3,7 +3,7 @@ Private Set Union", ICML 2020: the ℓ1-descent policy with Laplace noise), exac
 and two-sided geometric noise (:mod:`dpplug.kinds.set_union_selector.thresholded_geometric`).
 
 **The release.** Every unit is bounded to Δ₀ labels by a uniform choice. Weight 1 is G grid
-units (G = 2^⌈log₂ max(128, Δ₀)⌉). The units, in canonical order, each spend G units on their
+units (G = 2^⌈log₂ max(128, 64·Δ₀)⌉). The units, in canonical order, each spend G units on their
 labels below the cutoff Γ, as Gopi et al.'s ℓ1 descent does with weight 1: all of them rise by
 the same amount, those reaching Γ stop there, in integers the last G mod (labels still below)
 units going one each to the first labels in canonical order (:func:`descend`). Then every label
@@ -53,7 +53,7 @@ from typing import Any
 
 from gmpy2 import mpq
 
-from dpplug.bounds import Ball, ball, log_float, precise, upper
+from dpplug.bounds import Ball, ball, log_float, lower, precise, upper
 from dpplug.errors import BadParameter
 from dpplug.exact import exp_lower, smallest_at_least
 from dpplug.guarantee import Accuracy, ErrorBound, Guarantee, Neighbouring, Relation
@@ -76,8 +76,9 @@ DELTA_BITS = 128
 
 
 def grid_for(items: int) -> int:
-    """G = 2^⌈log₂ max(128, Δ₀)⌉: every unit gives each of its labels at least one unit."""
-    return 1 << max(7, (items - 1).bit_length())
+    """G = 2^⌈log₂ max(128, 64·Δ₀)⌉: a unit of t ≤ Δ₀ labels gives each ⌊G/t⌋ or ⌈G/t⌉ ≥ 64
+    units, within 1/64 of its share."""
+    return 1 << max(7, (64 * items - 1).bit_length())
 
 
 def descend(totals: dict[Any, int], labels: tuple[Any, ...], budget: int, cutoff: int) -> None:
@@ -269,7 +270,9 @@ class PolicyLaplace(SetUnionSelector):
 
         def kept(n: int) -> bool:
             total = min(policy.cutoff, n * share)
-            return bool(policy.tail.probability(policy.threshold - total) >= 1 - beta)
+            with precise(DELTA_BITS):
+                probability = _p(ball(policy.alpha), policy.threshold - total)
+                return bool(lower(probability) >= 1 - beta)
 
         if not kept(most):
             raise BadParameter(
@@ -280,7 +283,7 @@ class PolicyLaplace(SetUnionSelector):
 
     def _accuracy(self, beta: Any) -> Accuracy:
         """A label that more than ``threshold`` units hold, each with that one label, is
-        released with probability ≥ 1 − β (exactly)."""
+        released with probability ≥ 1 − β (a rigorous lower bound)."""
         bound = ErrorBound(0, beta)
         needed = self._units_needed(beta, 1)
         return Accuracy(

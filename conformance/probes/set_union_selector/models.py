@@ -164,18 +164,25 @@ class PolicyModel(Model):
 
     def totals(self, sets: Sets) -> dict[Any, int]:
         """Each unit in turn gives its labels below the cutoff one grid unit at a time, to the
-        one that has received the fewest so far (ties: canonical order)."""
+        one that has received the fewest so far (ties: canonical order): round after round of
+        one unit each, in canonical order, the rounds in which no label reaches the cutoff
+        given at once."""
         cutoff = self.policy.cutoff
         totals: dict[Any, int] = {}
         for labels in sets:
-            received = dict.fromkeys(labels, 0)
-            for _ in range(self.policy.grid):
+            left = self.policy.grid
+            while left:
                 below = [x for x in labels if totals.get(x, 0) < cutoff]
                 if not below:
                     break
-                x = min(below, key=lambda label: received[label])  # min keeps the first
-                received[x] += 1
-                totals[x] = totals.get(x, 0) + 1
+                if left < len(below):  # a last, partial round
+                    for x in below[:left]:
+                        totals[x] = totals.get(x, 0) + 1
+                    break
+                rounds = min(left // len(below), *(cutoff - totals.get(x, 0) for x in below))
+                for x in below:
+                    totals[x] = totals.get(x, 0) + rounds
+                left -= rounds * len(below)
         return totals
 
     def bounded_law(self, sets: Sets) -> Law:
