@@ -38,11 +38,9 @@ from gmpy2 import mpq
 from scipy import special
 from scipy.optimize import brentq
 
-from dpplug.bounds import ball, precise, upper
-from dpplug.enclosure import Enclosure
 from dpplug.errors import BadParameter
 from dpplug.exact import exp_lower
-from dpplug.kinds.partition_selector.gaussian_dp import gdp_delta
+from dpplug.kinds.set_union_selector.declared import compose_rounds
 from dpplug.kinds.set_union_selector.thresholded_gaussian import (
     RoundCertificate,
     closeness,
@@ -128,7 +126,7 @@ def calibrate(
         certificates.append(
             _certificate(grid, items, s, threshold, tau_target, best * target * shares[r])
         )
-    return _declared(tuple(certificates), exp_epsilon, mpq(delta), units, coordinates)
+    return _declared(tuple(certificates), exp_epsilon, mpq(delta), units)
 
 
 def _certificate(
@@ -157,19 +155,16 @@ def _certificate(
 
 
 def _declared(
-    rounds: tuple[RoundCertificate, ...], exp_epsilon: Rat, delta: Rat, units: int, coordinates: int
+    rounds: tuple[RoundCertificate, ...], exp_epsilon: Rat, delta: Rat, units: int
 ) -> Calibration:
-    with precise():
-        squares = sum((ball(r.mu()) ** 2 for r in rounds), ball(0))
-        mu = upper((ball(units) * squares).sqrt())
-    appear = sum((r.appear() for r in rounds), mpq(0))
-    slack = (1 + exp_epsilon) * coordinates * sum((r.tau for r in rounds), mpq(0))
-    if appear >= 1:
+    composed = compose_rounds(rounds, exp_epsilon, units)
+    if composed.appear >= 1:
         raise BadParameter("the appearing labels' bound reaches 1: raise delta")
-    declared = gdp_delta(Enclosure.of(mu), exp_epsilon * (1 - appear)) + appear + slack
-    if declared > delta:
+    if composed.delta > delta:
         raise BadParameter(
-            f"the calibrated rounds declare δ = {float(declared):.4g}, above δ = "
+            f"the calibrated rounds declare δ = {float(composed.delta):.4g}, above δ = "
             f"{float(delta):.4g}: raise delta or epsilon"
         )
-    return Calibration(rounds, exp_epsilon, declared, mu, appear, slack)
+    return Calibration(
+        rounds, exp_epsilon, composed.delta, composed.mu, composed.appear, composed.slack
+    )

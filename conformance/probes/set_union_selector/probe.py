@@ -9,11 +9,13 @@ weighted Gaussian's keep decisions (:class:`~dpplug.kinds.set_union_selector.thr
 output gets an interval [lo, hi] holding its probability (:func:`enclosed_law`), and the width
 Σ(hi − lo) is stated in the verdict.
 
-**Exact privacy.** Every pair of small datasets one unit apart (added or removed, and replaced
-for replace-one guarantees), with the added or replaced unit holding every non-empty subset of
-{a, b, c} (so every item count from 1 to 3, and the bound to Δ₀ < 3 is exercised), is compared in
-both directions: Σ_S max(0, hi_P(S) − e^ε·lo_Q(S)) ≤ δ passes (an upper bound of the
-hockey-stick divergence), Σ_S max(0, lo_P(S) − e^ε·hi_Q(S)) > δ fails.
+**Exact privacy.** Declared Gaussian rounds must weight every unit with ℓ₂ norm ≤ 1 and declare
+at least the δ their composition gives (recomputed from the rounds' certificates). Every pair of
+small datasets one unit apart (added or removed, and replaced for replace-one guarantees), with
+the added or replaced unit holding every non-empty subset of {a, b, c} (so every item count from
+1 to 3, and the bound to Δ₀ < 3 is exercised), is compared in both directions:
+Σ_S max(0, hi_P(S) − e^ε·lo_Q(S)) ≤ δ passes (an upper bound of the hockey-stick divergence),
+Σ_S max(0, lo_P(S) − e^ε·hi_Q(S)) > δ fails.
 
 **The code against its law.** An independent enumeration of the law the mechanism declares
 (:mod:`.models`: every uniform choice of Δ₀ labels, then the declared rounds' weights or the
@@ -56,6 +58,7 @@ from dpplug.conformance.settings import Settings
 from dpplug.errors import BadParameter, DpplugError, NotSupported
 from dpplug.guarantee import Relation
 from dpplug.kinds.set_union_selector import SetUnionSelector, unit_sets
+from dpplug.kinds.set_union_selector.declared import GaussianRounds, compose_rounds
 from dpplug.kinds.set_union_selector.keep_draws import Keeps
 from dpplug.pmf import Pmf
 from dpplug.program import Draw, recording, served_steps
@@ -215,8 +218,36 @@ class SetUnionProbe(Probe):
                     pairs.append((base, {**base, 1: subset}))
         return pairs
 
+    def _rounds_problems(self) -> list[str]:
+        """Declared Gaussian rounds: every unit's weight vector of ℓ₂ norm ≤ 1 (t·w_t² ≤ G²),
+        and the declared δ at least the composition of the rounds at the declared e^ε
+        (:func:`~dpplug.kinds.set_union_selector.declared.compose_rounds`)."""
+        declared = self.selector.declared_release()
+        if not isinstance(declared, GaussianRounds):
+            return []
+        for r, certificate in enumerate(declared.rounds, start=1):
+            grid = certificate.grid
+            for t, w in enumerate(certificate.weights, start=1):
+                if t * w * w > grid * grid:
+                    return [
+                        f"round {r} gives each of a unit's {t} labels {w}/{grid}: a weight "
+                        f"vector of ℓ₂ norm {float(w * t**0.5 / grid):.6g} > 1"
+                    ]
+        guarantee = self.guarantee
+        units = 2 if guarantee.neighbouring.relation is Relation.REPLACE_ONE else 1
+        composed = compose_rounds(declared.rounds, guarantee.exp_epsilon, units)
+        if guarantee.delta < composed.delta:
+            return [
+                f"the declared guarantee {guarantee.describe()} is below the composition of its "
+                f"{len(declared.rounds)} rounds (δ ≥ {float(composed.delta):.6g})"
+            ]
+        return []
+
     def exact_privacy(self, settings: Settings) -> PrivacyCheck:
         guarantee = self.guarantee
+        problems = self._rounds_problems()
+        if problems:
+            return PrivacyCheck(tuple(problems), "")
         worst, widest = mpq(0), mpq(0)
         pairs = self._neighbours()
         for first, second in pairs:
