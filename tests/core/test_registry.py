@@ -43,7 +43,7 @@ BUILTIN_QUERY_RELEASERS = {
     "sparse-multiplicative-weights",
     "sparse-projection",
 }
-BUILTIN_SET_UNIONS = {"dp-sips", "weighted-gaussian"}
+BUILTIN_SET_UNIONS = {"dp-sips", "policy-laplace", "weighted-gaussian"}
 
 
 def _plugin(name: str, **hooks: object) -> types.ModuleType:
