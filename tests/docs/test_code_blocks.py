@@ -50,3 +50,29 @@ def test_writing_a_plugin_blocks_run_and_their_plugins_conform(index: int) -> No
     assert result.level is Level.EXACTLY_VERIFIED, [
         (r.contract, r.outcome.value, r.detail) for r in result.results
     ]
+
+
+def _section(page: str, heading: str) -> str:
+    text = (DOCS / page).read_text(encoding="utf-8")
+    start = text.index(heading)
+    end = text.find("\n## ", start + len(heading))
+    return text[start : end if end != -1 else len(text)]
+
+
+@pytest.mark.parametrize(
+    ("page", "heading"),
+    [
+        ("mechanisms.md", "## Set-union selectors"),
+        ("pipelinedp.md", "## Set union: partitions when units hold many"),
+    ],
+)
+def test_set_union_blocks_run_in_order(page: str, heading: str) -> None:
+    """The set-union sections' blocks, as one session in their own interpreter (Beam's and
+    Spark's workers import what the session defines)."""
+    pytest.importorskip("pipeline_dp")
+    session = "\n".join(BLOCK.findall(_section(page, heading)))
+    assert session
+    result = subprocess.run(
+        [sys.executable, "-c", session], capture_output=True, text=True, timeout=900, check=False
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
