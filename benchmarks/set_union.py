@@ -9,7 +9,7 @@ privacy unit).
    (``probability_of_keep``; PipelineDP's ``WEIGHTED_GAUSSIAN_THRESHOLDING`` creates the same
    Gaussian selector), and dpplug's set unions for units of ℓ₀ labels and of one label
    (``units_needed(1/2, t)``, a rigorous bound from the first round: DP-SIPS's later rounds only
-   add releases).
+   add releases; a last column counts them all, for single-label units).
 
 2. **Released partitions on Zipf data**: ``--users`` units; unit u holds k_u distinct labels,
    k_u = min(ℓ₀, Zipf(``--count-a``)) (most units few labels, some ℓ₀), each label drawn from
@@ -86,6 +86,21 @@ def _pydp_needed(kind: str, l0: int) -> int:
     return n
 
 
+def _every_round_needed(union: Any) -> int:
+    """The fewest single-label units whose label some round of DP-SIPS releases w.p. ≥ ½ (its
+    rounds' rigorous keep enclosures: Π_r (1 − π_r(n·w_1)) ≤ ½)."""
+    rounds = union.declared_release().rounds
+    n = 1
+    while True:
+        missed = Fraction(1)
+        for certificate in rounds:
+            lo, _ = certificate.keep(n * certificate.weights[0])
+            missed *= 1 - Fraction(lo)
+        if missed <= HALF:
+            return n
+        n += 1
+
+
 def users_needed() -> None:
     table = Table(title="units a label needs to be released w.p. ≥ ½ (ε = 1, δ = 1e-5)")
     columns = [
@@ -95,6 +110,7 @@ def users_needed() -> None:
         "Gaussian thr. (PipelineDP)",
         *(f"{name}, units of ℓ₀ labels" for name in UNIONS),
         *(f"{name}, units of 1 label" for name in UNIONS),
+        "dp-sips every round, units of 1 label",
     ]
     for column in columns:
         table.add_column(column, justify="right")
@@ -118,6 +134,7 @@ def users_needed() -> None:
             str(_pydp_needed("gaussian", l0)),
             *map(str, full),
             *map(str, one),
+            str(_every_round_needed(unions[1])),
         )
         if l0 == 32:
             headline(
