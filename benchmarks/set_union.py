@@ -26,12 +26,12 @@ privacy unit).
    through dpplug's ``DPEngine`` with ``set_union(NAME)``, on LocalBackend, Beam's DirectRunner
    (in memory) and Spark ``local[2]`` (context made once, outside the timings); interleaved
    rounds (``--rounds``), the CPU time of this process and its descendants (Spark's JVM and
-   Python workers included), medians of per-round ratios to the anchor.
+   Python workers included, for Spark), medians of per-round ratios to the anchor.
 
 Run from the repository root (several minutes with the defaults)::
 
     python benchmarks/set_union.py [--users N] [--runs R] [--timing-users N] [--rounds R]
-        [--seed S] [--skip-timing] [--headlines FILE]
+        [--seed S] [--skip-timing] [--skip-releases] [--headlines FILE]
 """
 
 from __future__ import annotations
@@ -50,6 +50,7 @@ from rich.table import Table
 from timing import (
     add_headlines_option,
     console,
+    cpu_seconds,
     headline,
     interleaved,
     load_average,
@@ -294,7 +295,10 @@ def timings(users: int, rounds: int, count_a: float, label_a: float, seed: int) 
         for backend, make in backends.items():
             calls = {label: make(*variant) for label, variant in variants.items()}
             calls[anchor]()  # warm-up: imports, the JVM's first jobs
-            found = interleaved(calls, rounds, clock=tree_cpu_seconds)
+            # Local and Beam (in memory) run in this process: its CPU clock, to the µs; Spark
+            # in its JVM and Python workers too: the process tree's, to the clock tick.
+            clock = tree_cpu_seconds if backend.startswith("Spark") else cpu_seconds
+            found = interleaved(calls, rounds, clock=clock)
             for label, seconds in found.items():
                 table.add_row(
                     backend,
@@ -324,14 +328,16 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--skip-timing", action="store_true")
+    parser.add_argument("--skip-releases", action="store_true", help="only the CPU timings")
     add_headlines_option(parser)
     args = parser.parse_args()
     console.print(
         f"dpplug set unions; PipelineDP {version('pipeline-dp')}, python-dp "
         f"{version('python-dp')}; {load_average()}"
     )
-    users_needed()
-    released(args.users, args.runs, args.count_a, args.label_a, args.seed)
+    if not args.skip_releases:
+        users_needed()
+        released(args.users, args.runs, args.count_a, args.label_a, args.seed)
     if not args.skip_timing:
         timings(args.timing_users, args.rounds, args.count_a, args.label_a, args.seed)
         console.print(load_average())
