@@ -716,7 +716,9 @@ class DPEngine(pipeline_dp.DPEngine):
             return backend.flat_map(
                 together, functools.partial(_select_all, make), "Sequential set union"
             )
-        sets = backend.map(units, functools.partial(_bound_unit, make), "Bound each unit")
+        sets = _once(
+            spark, backend.map(units, functools.partial(_bound_unit, make), "Bound each unit")
+        )
         rounds = cls.pipeline_rounds(dict(spec.params))  # type: ignore[attr-defined]
         released = []
         for r in range(rounds):
@@ -724,8 +726,9 @@ class DPEngine(pipeline_dp.DPEngine):
                 sets, functools.partial(_unit_weights, make, r), f"Weights (round {r + 1})"
             )
             totals = backend.sum_per_key(weighted, f"Sum weights per partition (round {r + 1})")
-            decided = backend.map(
-                totals, functools.partial(_decide, make, r), f"Decide (round {r + 1})"
+            decided = _once(
+                spark,
+                backend.map(totals, functools.partial(_decide, make, r), f"Decide (round {r + 1})"),
             )
             kept = backend.filter(decided, _is_kept, f"Released (round {r + 1})")
             released.append(backend.keys(kept, f"Released keys (round {r + 1})"))
@@ -739,7 +742,7 @@ class DPEngine(pipeline_dp.DPEngine):
                 )
                 left = backend.flat_map(joined, _kept_units, f"Unreleased labels ({r + 1})")
                 regrouped = backend.group_by_key(left, f"Regroup by unit ({r + 1})")
-                sets = backend.map(regrouped, _as_sorted, f"Remaining sets ({r + 1})")
+                sets = _once(spark, backend.map(regrouped, _as_sorted, f"Remaining sets ({r + 1})"))
         if len(released) == 1:
             return released[0]
         return backend.flatten(released, "Released partitions")
@@ -1006,6 +1009,19 @@ class _Report(report_generator.ReportGenerator):
             pure = " (pure: no δ charged)" if budget.mechanism_type is MechanismType.LAPLACE else ""
             parts.append(f"{name} ε={budget.eps:.6g}, δ={budget.delta:.6g}{pure}")
         return f" dpplug budget: {'; '.join(parts)}"
+
+
+def _once(spark: Any, col: Any) -> Any:
+    """*col*, computed once however many stages read it. Local and Beam compute each collection
+    once; Spark recomputes an RDD's lineage for every stage that reads it, which would re-draw a
+    set union's random choices (a unit's bounded labels, a round's keep decisions) so that
+    DP-SIPS's later rounds and its release saw different draws: there the RDD is persisted
+    (memory, then disk) before it is read twice."""
+    if spark is None:
+        return col
+    from pyspark import StorageLevel
+
+    return col.persist(StorageLevel.MEMORY_AND_DISK)
 
 
 def _is_spark(backend: Any) -> bool:
