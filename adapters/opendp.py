@@ -217,6 +217,8 @@ class InputForm:
         if self.form == "label-vector" and self.T is None:
             domain = dp.vector_domain(dp.atom_domain(T=str), size=self.size)
             return domain, dp.symmetric_distance()
+        if self.form == "unit-label-pairs" and self.T is None:
+            return unit_pairs_domain(), UNITS_DISTANCE()
         raise BadData(f"cannot rebuild the input form {self.form!r} with T={self.T!r}")
 
 
@@ -427,11 +429,63 @@ def _tally(data: object) -> dict[str, int]:
     return counts
 
 
+def unit_pairs_domain() -> Any:
+    """The input domain of set-union selectors: a list of (unit, label) pairs, str labels
+    (OpenDP has no atom domain of tuples, so a user domain whose members are such lists)."""
+    return dp.user_domain("UnitLabelPairs", _is_unit_pairs)
+
+
+def _is_unit_pairs(value: object) -> bool:
+    return isinstance(value, list) and all(
+        isinstance(pair, tuple) and len(pair) == 2 and isinstance(pair[1], str) for pair in value
+    )
+
+
+def UNITS_DISTANCE() -> Any:  # noqa: N802 (read like OpenDP's metric constructors)
+    """The distance of :func:`unit_pairs_domain`: how many privacy units were added or
+    removed (all of a unit's pairs at once)."""
+    return dp.user_distance("privacy units added or removed")
+
+
+def _unit_pairs_route(
+    mechanism: Mechanism, domain: Any, metric: Any, placed: Placed
+) -> tuple[Any, InputForm]:
+    """(unit, label) pairs in, the released labels (sorted) out. The distance d_in counts
+    privacy units added or removed, each with all its pairs; the kind bounds it by group
+    privacy (:meth:`dpplug.kinds.set_union_selector.base.SetUnionSelectorKind.privacy_bound`).
+    Every list of pairs of the domain gets a release (a unit's labels beyond Δ₀ are bounded by
+    the mechanism itself)."""
+    if domain is None and metric is None:
+        domain, metric = unit_pairs_domain(), UNITS_DISTANCE()
+    if domain != unit_pairs_domain() or metric != UNITS_DISTANCE():
+        raise BadParameter(
+            f"{mechanism.name} ({mechanism.kind.name}) needs "
+            "dpplug.adapters.opendp.unit_pairs_domain() with UNITS_DISTANCE(); got "
+            f"{domain} with {metric}"
+        )
+
+    def function(data: object) -> Any:
+        if not _is_unit_pairs(data):
+            raise BadData("expected a list of (unit, str label) pairs")
+        return mechanism.kind.apply(mechanism, data)
+
+    measurement = dp.m.make_user_measurement(
+        domain,
+        metric,
+        _measure(mechanism),
+        _released(mechanism, placed, function),
+        _privacy_map(mechanism, partial(_distance, what="d_in (units)"), placed),
+        TO=_release_type(mechanism),
+    )
+    return measurement, InputForm("unit-label-pairs")
+
+
 Route = Callable[[Mechanism, Any, Any, Placed], tuple[Any, InputForm]]
 #: The measurement each form of data becomes; a kind names its form (``Kind.data_form``).
 ROUTES: dict[DataForm, Route] = {
     DataForm.COUNT: _count_route,
     DataForm.LABELS: _labels_route,
+    DataForm.UNIT_LABELS: _unit_pairs_route,
 }
 #: The measurement each form of data becomes for an interactive mechanism
 #: (``Kind.interactive``): its release is a session, returned as an OpenDP Queryable.

@@ -70,7 +70,11 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import json
 import math
+import os
+import tempfile
+import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 from fractions import Fraction
@@ -87,7 +91,8 @@ from dpplug.adapters.budget import Placed, check_granted, place
 from dpplug.comparison import BEST, best_named
 from dpplug.errors import BadData, BadParameter, NotSupported
 from dpplug.kind import CentralPlan, Kind, PipelineRole, check_role
-from dpplug.kinds import CountingQuerySampler, PartitionSelector
+from dpplug.kinds import CountingQuerySampler, PartitionSelector, SetUnionSelector
+from dpplug.kinds.set_union_selector import canonical_labels, unit_sets
 from dpplug.mechanism import Mechanism
 from dpplug.plugin_registry import Entry, Registry, resolve_registry
 from dpplug.randomness import process_source
@@ -96,6 +101,7 @@ from dpplug.randomness import process_source
 _SELECTOR_BUDGET = ("epsilon", "delta", "max_partitions_contributed", "pre_threshold")
 _SAMPLER_BUDGET = ("epsilon",)
 _CENTRAL_BUDGET = ("epsilon", "delta")
+_UNION_BUDGET = ("epsilon", "delta", "max_partitions_contributed")
 
 
 @dataclass(frozen=True)
@@ -233,6 +239,130 @@ def central_release(name: str, *, registry: Registry | None = None, **params: An
         registry,
         "central_release",
     )
+
+
+def set_union(name: str, *, registry: Registry | None = None, **params: Any) -> PluginSpec:
+    """A registered set-union selector for ``partition_selection_strategy`` of
+    ``select_partitions`` and ``aggregate``: the engine groups rows by privacy unit, bounds each
+    unit to ``max_partitions_contributed`` labels (the mechanism's uniform choice), sums the
+    units' weights per partition round by round and keeps partitions by the mechanism's
+    decisions, all distributed. ε, δ and ``max_partitions_contributed`` come from PipelineDP;
+    *params* are the selector's others (e.g. ``rounds``, ``replace_one``)."""
+    trial = {"epsilon": 1, "delta": Fraction(1, 10**6)}
+    return _spec(name, PipelineRole.SET_UNION, _UNION_BUDGET, trial, params, registry, "set_union")
+
+
+def _union(spec: PluginSpec, budget: Any, max_partitions: int) -> SetUnionSelector:
+    union = granted(
+        spec, _exact(budget.eps), _exact(budget.delta), max_partitions_contributed=max_partitions
+    )
+    return cast(SetUnionSelector, union)
+
+
+class _LateBudget:
+    """The budget granted to a set union, as its workers read it. Spark serialises a
+    pipeline's functions when a shuffle after them is defined, which is before
+    ``compute_budgets``; set unions decide labels before later shuffles (DP-SIPS's rounds,
+    ``aggregate``'s join with the released partitions), so on Spark the driver also writes the
+    grant, when it is made, to a file it adds to the context (``SparkContext.addFile``), and a
+    worker whose copy of the budget is empty reads it there (``SparkFiles``). Elsewhere (local,
+    Beam: functions are serialised when the pipeline runs) the budget itself is read."""
+
+    def __init__(self, budget: Any, published: str | None) -> None:
+        self.budget, self.published = budget, published
+
+    @property
+    def eps(self) -> float:
+        return self._grant()[0]
+
+    @property
+    def delta(self) -> float:
+        return self._grant()[1]
+
+    def _grant(self) -> tuple[float, float]:
+        try:
+            return self.budget.eps, self.budget.delta
+        except AssertionError:  # PipelineDP's "budget is not calculated yet"
+            if self.published is None:
+                raise
+        from pyspark import SparkFiles
+
+        with open(SparkFiles.get(self.published), encoding="utf-8") as f:
+            eps, delta = json.load(f)
+        return float(eps), float(delta)
+
+
+def _grant_union(
+    spec: PluginSpec, max_partitions: int, spark: Any, published: str | None, budget: Any
+) -> None:
+    """Build and check the set union at its grant (on the driver), and on Spark publish the
+    grant to the workers (:class:`_LateBudget`)."""
+    _union(spec, budget, max_partitions)
+    if published is not None:
+        path = os.path.join(tempfile.mkdtemp(prefix="dpplug-"), published)
+        with open(path, "w", encoding="utf-8") as f:
+            json.dump([budget.eps, budget.delta], f)
+        spark.addFile(path)
+
+
+def _bound_unit(
+    make: Callable[[], SetUnionSelector], unit_rows: tuple[Any, Any]
+) -> tuple[Any, Any]:
+    """(unit, its distinct labels bounded to Δ₀ by the mechanism's uniform choice)."""
+    unit, labels = unit_rows
+    sets = unit_sets({unit: list(labels)})
+    return unit, make().bound(sets[0][1], process_source()) if sets else ()
+
+
+def _unit_weights(
+    make: Callable[[], SetUnionSelector], round_index: int, unit_labels: tuple[Any, Any]
+) -> list[tuple[Any, int]]:
+    labels = unit_labels[1]
+    if not labels:
+        return []
+    weight = make().round_weight(round_index, len(labels))
+    return [(label, weight) for label in labels]
+
+
+def _decide(
+    make: Callable[[], SetUnionSelector], round_index: int, label_total: tuple[Any, int]
+) -> tuple[Any, bool]:
+    label, total = label_total
+    return label, make().round_keep(round_index, int(total), process_source())
+
+
+def _is_kept(decided: tuple[Any, bool]) -> bool:
+    return decided[1]
+
+
+def _label_unit(unit_labels: tuple[Any, Any]) -> list[tuple[Any, Any]]:
+    """(label, ("unit", unit)) for each label of a unit: the unit side of the join."""
+    unit, labels = unit_labels
+    return [(label, ("unit", unit)) for label in labels]
+
+
+def _kept_units(label_values: tuple[Any, Any]) -> list[tuple[Any, Any]]:
+    """(unit, label) for each unit of a label that was not released (the decision side of the
+    join is the label's (label, bool) row)."""
+    label, values = label_values
+    values = list(values)
+    if any(value is True for value in values):
+        return []
+    return [(value[1], label) for value in values if isinstance(value, tuple)]
+
+
+def _under_one_key(unit_labels: tuple[Any, Any]) -> tuple[int, tuple[Any, Any]]:
+    return 0, unit_labels
+
+
+def _select_all(make: Callable[[], SetUnionSelector], keyed: tuple[int, Any]) -> list[Any]:
+    """The release of a sequential selector from every (unit, labels) pair at once."""
+    return make().select({unit: list(labels) for unit, labels in keyed[1]}, process_source())
+
+
+def _as_sorted(unit_labels: tuple[Any, Any]) -> tuple[Any, tuple[Any, ...]]:
+    unit, labels = unit_labels
+    return unit, tuple(canonical_labels(set(labels)))
 
 
 def _per_bin(plan: CentralPlan, public: Any, label_count: tuple[Any, int]) -> tuple[int, Any]:
@@ -598,7 +728,13 @@ class DPEngine(pipeline_dp.DPEngine):
         """PipelineDP's ``select_partitions``: its own checks first, in its order (so every call
         raises what ``pipeline_dp.DPEngine`` raises), then dpplug's check of the strategy."""
         self._check_select_private_partitions(col, params, data_extractors)
-        _check_strategy(params.partition_selection_strategy)
+        strategy = params.partition_selection_strategy
+        _check_strategy(strategy)
+        if _is_union(strategy):
+            self._report_generators.append(_Report(params, "select_partitions", False))
+            return self._set_union(
+                col, strategy, params.max_partitions_contributed, data_extractors
+            )
         return super().select_partitions(col=col, params=params, data_extractors=data_extractors)
 
     def aggregate(
@@ -615,10 +751,28 @@ class DPEngine(pipeline_dp.DPEngine):
         self._check_budget_accountant_compatibility(
             public_partitions is not None, params.metrics, params.custom_combiners is not None
         )
-        _check_strategy(params.partition_selection_strategy)
+        strategy = params.partition_selection_strategy
+        _check_strategy(strategy)
         noise = self._count_noise_for(params)
         if noise is not None:
             _check_count_noise(noise, params)
+        if _is_union(strategy):
+            if public_partitions is not None:
+                raise BadParameter("a set-union strategy selects partitions: give no public ones")
+            if isinstance(self._backend, pipeline_dp.LocalBackend):
+                raise NotSupported(
+                    "PipelineDP's local backend reads public partitions when the pipeline is "
+                    "built, before the budget exists: on it, run select_partitions with the "
+                    "set-union strategy, compute_budgets, then aggregate with those partitions "
+                    "as public_partitions (Beam and Spark take the strategy in aggregate)"
+                )
+            self._report_generators.append(_Report(params, "set union", False))
+            released = self._set_union(
+                col, strategy, params.max_partitions_contributed, data_extractors
+            )
+            default = pipeline_dp.PartitionSelectionStrategy.TRUNCATED_GEOMETRIC
+            params = dataclasses.replace(params, partition_selection_strategy=default)
+            public_partitions = released
         return super().aggregate(
             col=col,
             params=params,
@@ -626,6 +780,67 @@ class DPEngine(pipeline_dp.DPEngine):
             public_partitions=public_partitions,
             out_explain_computation_report=out_explain_computation_report,
         )
+
+    def _set_union(
+        self, col: Any, spec: PluginSpec, max_partitions: int, data_extractors: Any
+    ) -> Any:
+        """The partitions a set-union selector releases from *col*, distributed: rows grouped by
+        privacy unit once, each unit bounded to Δ₀ labels, then per round the units' weights
+        summed per label and each label decided on its own; labels released in a round leave
+        the units' sets before the next (DP-SIPS). Its budget is requested as GENERIC."""
+        backend = self._backend
+        spark = getattr(backend, "_sc", None) if _is_spark(backend) else None
+        published = None if spark is None else f"dpplug-grant-{uuid.uuid4().hex}.json"
+        budget = self._request(
+            MechanismType.GENERIC,
+            f"SetUnion ({spec.name})",
+            functools.partial(_grant_union, spec, max_partitions, spark, published),
+        )
+        make = functools.partial(_union, spec, _LateBudget(budget, published), max_partitions)
+        self._add_report_stage(functools.partial(_union_report, spec, budget, max_partitions))
+        pairs = backend.map(
+            col, functools.partial(_unit_and_label, data_extractors), "Extract unit and label"
+        )
+        units = backend.group_by_key(pairs, "Group by privacy unit")
+        cls = spec.entry().cls
+        if cls.sequential:  # type: ignore[attr-defined]
+            # A policy takes the units one after the other: all of them go to one worker.
+            together = backend.group_by_key(
+                backend.map(units, _under_one_key, "Units under one key"), "All units"
+            )
+            return backend.flat_map(
+                together, functools.partial(_select_all, make), "Sequential set union"
+            )
+        sets = _once(
+            spark, backend.map(units, functools.partial(_bound_unit, make), "Bound each unit")
+        )
+        rounds = cls.pipeline_rounds(dict(spec.params))  # type: ignore[attr-defined]
+        released = []
+        for r in range(rounds):
+            weighted = backend.flat_map(
+                sets, functools.partial(_unit_weights, make, r), f"Weights (round {r + 1})"
+            )
+            totals = backend.sum_per_key(weighted, f"Sum weights per partition (round {r + 1})")
+            decided = _once(
+                spark,
+                backend.map(totals, functools.partial(_decide, make, r), f"Decide (round {r + 1})"),
+            )
+            kept = backend.filter(decided, _is_kept, f"Released (round {r + 1})")
+            released.append(backend.keys(kept, f"Released keys (round {r + 1})"))
+            if r + 1 < rounds:
+                # A join by label (lazy on every backend): each label with its units and its
+                # decision; the units of labels not released keep them.
+                exploded = backend.flat_map(sets, _label_unit, f"Labels of units ({r + 1})")
+                joined = backend.group_by_key(
+                    backend.flatten((exploded, decided), f"With decisions ({r + 1})"),
+                    f"Join by label ({r + 1})",
+                )
+                left = backend.flat_map(joined, _kept_units, f"Unreleased labels ({r + 1})")
+                regrouped = backend.group_by_key(left, f"Regroup by unit ({r + 1})")
+                sets = _once(spark, backend.map(regrouped, _as_sorted, f"Remaining sets ({r + 1})"))
+        if len(released) == 1:
+            return released[0]
+        return backend.flatten(released, "Released partitions")
 
     def _count_noise_for(self, params: Any) -> PluginSpec | None:
         """The sampler that noises COUNT and PRIVACY_ID_COUNT (and ``add_dp_noise``) under
@@ -1005,7 +1220,41 @@ class _Report(report_generator.ReportGenerator):
         return f" dpplug budget: {'; '.join(parts)}"
 
 
+def _once(spark: Any, col: Any) -> Any:
+    """*col*, computed once however many stages read it. Local and Beam compute each collection
+    once; Spark recomputes an RDD's lineage for every stage that reads it, which would re-draw a
+    set union's random choices (a unit's bounded labels, a round's keep decisions) so that
+    DP-SIPS's later rounds and its release saw different draws: there the RDD is persisted
+    (memory, then disk) before it is read twice."""
+    if spark is None:
+        return col
+    from pyspark import StorageLevel
+
+    return col.persist(StorageLevel.MEMORY_AND_DISK)
+
+
+def _is_spark(backend: Any) -> bool:
+    return type(backend).__name__ == "SparkRDDBackend"
+
+
+def _is_union(strategy: Any) -> bool:
+    return (
+        isinstance(strategy, PluginSpec) and strategy.kind.pipeline_role is PipelineRole.SET_UNION
+    )
+
+
+def _union_report(spec: PluginSpec, budget: Any, max_partitions: int) -> str:
+    union = _union(spec, budget, max_partitions)
+    shown = ", ".join(f"{k}={v}" for k, v in union.derived.items())
+    return (
+        f"Private set union with {spec.describe()}: {union.guarantee.describe()} [budget "
+        f"ε={budget.eps}, δ={budget.delta}; {shown}]"
+    )
+
+
 def _check_strategy(strategy: Any) -> None:
+    if _is_union(strategy):
+        return
     if isinstance(strategy, PluginSpec):
         check_role(strategy.kind, PipelineRole.PARTITION_SELECTION, "partition_selection_strategy")
         return

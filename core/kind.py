@@ -34,6 +34,10 @@ class DataForm(StrEnum):
     #: Label data: a mapping str label → non-negative count (OpenDP: after ``then_count_by``, with
     #: ``l01inf_distance``), or a vector of labels (each one row, ``symmetric_distance``).
     LABELS = "labels"
+    #: Each privacy unit's labels: a mapping unit → iterable of str labels, or an iterable of
+    #: (unit, label) pairs (OpenDP: a user domain of pairs, at a distance of units added or
+    #: removed).
+    UNIT_LABELS = "unit-labels"
 
 
 class ReleaseForm(StrEnum):
@@ -61,6 +65,10 @@ class PipelineRole(StrEnum):
     #: A release computed centrally from label counts the engine aggregates
     #: (:meth:`Kind.central_plan`).
     CENTRAL_RELEASE = "central-release"
+    #: A set union: the engine groups rows by privacy unit, weighs each unit's partitions and
+    #: sums the weights per partition (``DPEngine.select_partitions`` and ``aggregate`` with a
+    #: set-union ``partition_selection_strategy``).
+    SET_UNION = "set-union"
 
 
 @dataclass(frozen=True)

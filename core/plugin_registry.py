@@ -45,6 +45,7 @@ BUILT_IN_FAMILIES = (
     "dpplug.plugins.histograms",
     "dpplug.plugins.anonymized",
     "dpplug.plugins.queries",
+    "dpplug.plugins.set_union",
 )
 
 #: What a mechanism name looks like: lower-case words joined by dashes.

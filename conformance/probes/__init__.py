@@ -17,6 +17,7 @@ from dpplug.conformance.probes.histogram_releaser.probe import ReleaserProbe
 from dpplug.conformance.probes.partition_selector.probe import SelectorProbe
 from dpplug.conformance.probes.query_releaser.probe import QueryReleaserProbe
 from dpplug.conformance.probes.sampler.probe import SamplerProbe
+from dpplug.conformance.probes.set_union_selector.probe import SetUnionProbe
 from dpplug.conformance.settings import Settings
 from dpplug.errors import NotSupported
 from dpplug.plugin_registry import Entry
@@ -27,6 +28,7 @@ PROBES: dict[str, type[Probe]] = {
     "histogram-releaser": ReleaserProbe,
     "anonymized-histogram-releaser": AnonymizedProbe,
     "query-releaser": QueryReleaserProbe,
+    "set-union-selector": SetUnionProbe,
 }
 
 

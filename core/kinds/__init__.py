@@ -36,6 +36,7 @@ from dpplug.kinds.query_releaser import (
     Workload,
 )
 from dpplug.kinds.sampler import SAMPLER, UNBOUNDED_COUNT, CountingQuerySampler
+from dpplug.kinds.set_union_selector import SET_UNION_SELECTOR, SetUnionSelector
 
 KINDS: tuple[Kind, ...] = (
     SAMPLER,
@@ -43,6 +44,7 @@ KINDS: tuple[Kind, ...] = (
     HISTOGRAM_RELEASER,
     ANONYMIZED_HISTOGRAM_RELEASER,
     QUERY_RELEASER,
+    SET_UNION_SELECTOR,
 )
 
 __all__ = [
@@ -52,6 +54,7 @@ __all__ = [
     "PARTITION_SELECTOR",
     "QUERY_RELEASER",
     "SAMPLER",
+    "SET_UNION_SELECTOR",
     "UNBOUNDED_COUNT",
     "AccuracyScope",
     "AnonymizedHistogram",
@@ -69,6 +72,7 @@ __all__ = [
     "QueryReleaser",
     "QuerySession",
     "Selection",
+    "SetUnionSelector",
     "SparseHistogram",
     "SparseProjection",
     "SparseQuery",

@@ -46,6 +46,7 @@ BUILTIN_QUERY_RELEASERS = {
     "sparse-multiplicative-weights",
     "sparse-projection",
 }
+BUILTIN_SET_UNIONS = {"dp-sips", "policy-laplace", "weighted-gaussian"}
 
 
 def _plugin(name: str, **hooks: object) -> types.ModuleType:
@@ -74,12 +75,15 @@ def test_builtins_are_registered_through_the_hooks_with_their_source() -> None:
     assert {e.name for e in anonymized} == BUILTIN_ANONYMIZED
     queries = registry.entries(dpplug.kinds.QUERY_RELEASER)
     assert {e.name for e in queries} == BUILTIN_QUERY_RELEASERS
+    unions = registry.entries(dpplug.kinds.SET_UNION_SELECTOR)
+    assert {e.name for e in unions} == BUILTIN_SET_UNIONS
     everything = (
         BUILTIN_SAMPLERS
         | BUILTIN_SELECTORS
         | BUILTIN_RELEASERS
         | BUILTIN_ANONYMIZED
         | BUILTIN_QUERY_RELEASERS
+        | BUILTIN_SET_UNIONS
     )
     assert len(registry) == len(everything)
     assert registry.broken == []
@@ -277,7 +281,11 @@ def test_a_built_in_family_that_cannot_import_is_quarantined_alone() -> None:
     assert result.returncode == 0, result.stderr
     out = json.loads(result.stdout)
     assert set(out["names"]) == (
-        BUILTIN_SAMPLERS | BUILTIN_RELEASERS | BUILTIN_ANONYMIZED | BUILTIN_QUERY_RELEASERS
+        BUILTIN_SAMPLERS
+        | BUILTIN_RELEASERS
+        | BUILTIN_ANONYMIZED
+        | BUILTIN_QUERY_RELEASERS
+        | BUILTIN_SET_UNIONS
     )
     ((family, error),) = out["broken"]
     assert family == "dpplug.plugins.partition"
