@@ -227,7 +227,11 @@ def test_binary_search_chain_finds_a_selector_within_any_target(name: str) -> No
             lambda e: make_measurement(name, epsilon=e, delta=delta), (1, 1, 1), (target, delta)
         )
         epsilon, reported = found.map((1, 1, 1))
-        assert 0.99 * min(target, most) <= epsilon <= target and reported == delta
+        # A selector's achieved loss is a step function of the ε asked for (truncated geometric
+        # thresholding's integer parameters: asked 0.5 it spends 0.482, its largest below 0.5), so
+        # the search must spend at least 99% of what the plugin spends when asked the target.
+        direct = make_measurement(name, epsilon=min(target, 64), delta=delta).map((1, 1, 1))[0]
+        assert 0.99 * min(direct, most) <= epsilon <= target and reported == delta
         assert found.check((1, 1, 1), (target, delta))
 
 
