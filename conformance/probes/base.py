@@ -38,10 +38,13 @@ from dpplug.universe import Universe
 BETAS = (Fraction(1, 20), Fraction(1, 1000))
 #: The failure probabilities at which a declared accuracy whose failure probability is known
 #: exactly is checked: :data:`BETAS` first, then a grid from 1/2 to 10⁻⁶, so a bound overclaimed
-#: only between two sampled βs is found.
+#: only between two sampled βs is found, and βs past what floats hold (below 2⁻⁵³, the smallest
+#: normal double and the smallest subnormal one), where a bound computed in floating point rounds
+#: β or its tail away.
 EXACT_BETAS = (
     *BETAS,
     *(Fraction(1, d) for d in (2, 5, 10, 50, 100, 200, 500, 10**4, 10**5, 10**6)),
+    *(Fraction(1, 10**e) for e in (18, 40, 320, 400)),
 )
 
 NOT_REPRODUCIBLE = (

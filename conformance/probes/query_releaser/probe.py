@@ -63,6 +63,10 @@ from dpplug.conformance.probes.base import (
     large_label_calls,
     quantile_plot,
 )
+from dpplug.conformance.probes.query_releaser.concurrency import (
+    THREADS,
+    shared_session_problems,
+)
 from dpplug.conformance.probes.whole import whole_problems
 from dpplug.conformance.settings import Settings
 from dpplug.conformance.structures import Verifier, verifier_for
@@ -507,7 +511,22 @@ class QueryReleaserProbe(Probe):
                 "depend on the data",
                 lambda s: self._whole_problems(s.seed),
             ),
+            Check(
+                (("answer", Dimension.STATE),),
+                "hygiene",
+                Status.CHECKED,
+                f"sessions shared by {THREADS} threads answer at most k queries in all",
+                lambda s: self._shared_session_problems(s.seed),
+            ),
         ]
+
+    def _shared_session_problems(self, seed: int) -> list[str]:
+        """An interactive releaser's sessions keep their k-answer bound under threads
+        (:mod:`.concurrency`)."""
+        if not self.releaser.interactive:
+            return []
+        query = workload_queries(self.releaser, seed)[0]
+        return shared_session_problems(self.releaser, self._datasets()["one label"], query, seed)
 
     def _forms(self, data: dict[Any, int]) -> list[tuple[str, object]]:
         rows = [label for label, count in data.items() for _ in range(count)]

@@ -305,7 +305,8 @@ class SetUnionProbe(Probe):
     def accuracy_claims(self, settings: Settings) -> list[Claim]:
         """Exact bounds: the label of threshold + 1 single-label units is dropped by the first
         round with probability at most 1 − lo(π) (later rounds only add releases). A β the
-        mechanism refuses (BadParameter: its bound cannot reach it) is not claimed."""
+        mechanism refuses (BadParameter: its bound cannot reach it) is not claimed, nor one
+        inside the enclosure [1 − hi, 1 − lo] of the drop probability, which it cannot decide."""
         claims: list[Claim] = []
         model = self.model
         for beta in EXACT_BETAS:
@@ -313,7 +314,9 @@ class SetUnionProbe(Probe):
                 kept = self.selector.accuracy(beta).threshold + 1
             except BadParameter:
                 continue
-            lo, _ = model.keep(model.shared_total(kept, 1))
+            lo, hi = model.keep(model.shared_total(kept, 1))
+            if 1 - hi <= beta < 1 - lo:  # the enclosure (width about 2^-256) cannot decide it
+                continue
             claims.append(ExactClaim(f"Pr[a label of {kept} units dropped]", 1 - lo, beta))
         return claims
 
