@@ -632,13 +632,19 @@ class ReleaserProbe(Probe):
 
     def _size_case(self) -> HistogramReleaser | None:
         """The case over the largest range universe the schema takes among :data:`SIZES`
-        (from :data:`LARGE_UNIVERSE` labels down) and, where the releaser takes a sampler, the
-        fastest built-in one: sizes up to the schema's limit."""
+        (from :data:`LARGE_UNIVERSE` labels down), with n at least :data:`SIZE_N` where the
+        schema takes it, and, where the releaser takes a sampler, the fastest built-in one:
+        sizes up to the schema's limit."""
         params = dict(self.params)
-        if any(p.name == "sampler" for p in type(self.releaser).schema):
+        declared = {p.name for p in type(self.releaser).schema}
+        if "sampler" in declared:
             params["sampler"] = FAST_SAMPLER
-        for size in SIZES:
+        # At least SIZE_N units, where n is public: bounded noise at a tiny n cannot miss a.
+        bounds = [max(SIZE_N, int(params["n"])), params["n"]] if "n" in params else [None]
+        for size, n in product(SIZES, bounds):
             params["universe"] = f"range:0:{size - 1}"
+            if n is not None:
+                params["n"] = n
             try:
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore", AccuracyWarning)
@@ -672,7 +678,15 @@ class ReleaserProbe(Probe):
         source = SeededSource(settings.seed)
         shown = [releaser.release(data, source) for _ in range(releases)]
         pairs = (((0, count), (last, count)), ((1, 0), (last - 1, 0)))
-        alpha = settings.false_alarm / (2 * len(pairs))
+        alpha = settings.false_alarm / (2 * len(pairs) + 1)
+        everywhere = releaser.accuracy(BETAS[0]).simultaneous
+        misses = sum(1 for r in shown if _largest_error(r, data) > everywhere.a)
+        if binom.sf(misses - 1, releases, float(everywhere.beta)) < alpha:
+            return [
+                f"over range:0:{last}, the largest error over every label exceeded the "
+                f"simultaneous a = {everywhere.a} in {misses} of {releases} releases, too many "
+                f"for β = {everywhere.beta} (binomial p < {alpha:.1e})"
+            ]
         events: tuple[tuple[str, Callable[[Any, int, int], bool]], ...] = (
             ("exact", lambda r, z, c: bool(r.count(z) == c)),
             (f"within a = {a}", lambda r, z, c: bool(abs(r.count(z) - c) <= a)),
@@ -691,6 +705,21 @@ class ReleaserProbe(Probe):
         return []
 
 
+def _largest_error(release: object, data: dict[int, int]) -> int:
+    """The largest error of a dense or sparse release over every label of its range universe
+    (labels are their indices); 0 for other releases, which this does not read."""
+    if isinstance(release, DenseHistogram):
+        truth = np.zeros(len(release.counts), dtype=np.int64)
+        truth[list(data)] = list(data.values())
+        return int(np.max(np.abs(release.counts - truth)))
+    if isinstance(release, SparseHistogram):
+        shown = dict(zip(release.indices, release.counts, strict=True))
+        errors = [abs(c - data.get(i, 0)) for i, c in shown.items()]
+        errors += [count for i, count in data.items() if i not in shown]
+        return max(errors, default=0)
+    return 0
+
+
 def _mcnemar(a: int, b: int) -> float:
     """The exact two-sided McNemar p-value of a and b discordant pairs."""
     total = a + b
@@ -703,6 +732,8 @@ def _mcnemar(a: int, b: int) -> float:
 LARGE_UNIVERSE = (1 << 20) + 77
 #: The universe sizes the size check tries, largest first, where the schema limits the universe.
 SIZES = (LARGE_UNIVERSE, *((1 << k) + 77 for k in range(19, 5, -1)))
+#: The fewest units the size check's case allows (n), where the schema takes that many.
+SIZE_N = 1000
 #: The sampler the size check's case uses, where the releaser takes one (the fastest built-in).
 FAST_SAMPLER = "fixedpoint-geometric"
 #: The most releases of the size check, the fewest, and the labels all its releases may span
