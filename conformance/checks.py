@@ -13,12 +13,13 @@ def run_checks(
     declared: list[Probe], contract: str, settings: Settings
 ) -> tuple[str | None, list[Cell]]:
     """The checks of *contract* on the first declared case's probe (their cost: large calls,
-    sizes up to the schema's limits): the first failure, in words, if any, and the cells they
-    covered (or could not reach, with the reason)."""
+    sizes up to the schema's limits), and those marked ``every_case`` on every declared case's:
+    the first failure, in words, if any, and the cells they covered (or could not reach, with
+    the reason)."""
     cells: list[Cell] = []
-    for probe in declared[:1]:
+    for index, probe in enumerate(declared):
         for check in probe.checks(settings):
-            if check.contract != contract:
+            if check.contract != contract or (index and not check.every_case):
                 continue
             try:
                 problems = check.run(settings)

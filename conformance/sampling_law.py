@@ -28,7 +28,7 @@ import numpy.typing as npt
 from gmpy2 import mpq
 
 from dpplug.conformance.coverage import Cell, Status, cell
-from dpplug.conformance.goodness_of_fit import chi_square_gof
+from dpplug.conformance.goodness_of_fit import chi_square_gof, chi_square_power
 from dpplug.conformance.probes import probes
 from dpplug.conformance.probes.base import LawTest, Probe
 from dpplug.conformance.results import ContractResult, Outcome
@@ -42,6 +42,9 @@ from dpplug.surfaces import Dimension
 NAME = "sampling-law"
 #: Total-variation distance of the perturbed law used by the power check.
 PERTURBATION = mpq(1, 20)
+#: The least probability with which each test must reject that perturbed law
+#: (:func:`~.goodness_of_fit.chi_square_power`: from the laws and the sample size, not the seed).
+MIN_POWER = 0.5
 #: The fewest samples per test: below about this many, the χ² test cannot reject a 5%
 #: perturbation at a false-alarm rate near 1e-6 (histogram releasers draw fewer elsewhere).
 POWER_SAMPLES = 10_000
@@ -149,12 +152,14 @@ def check(entry: Entry, settings: Settings) -> ContractResult:
         except ValueError:  # a (nearly) degenerate law: only impossible outputs can be seen
             cells += [cell(test.surface, d, Status.SAMPLED, where) for d in test.dimensions]
             continue
-        if not chi_square_gof(samples, alternative, false_alarm=level).rejected:
+        power = chi_square_power(size, law, alternative, level)
+        if power < MIN_POWER:
             return ContractResult(
                 NAME,
                 Outcome.FAILED,
-                f"{where}: no power: the test did not reject a law with 5% of its mass moved; "
-                "declare a conformance case whose law is less concentrated",
+                f"{where}: no power: the test rejects a law with 5% of its mass moved with "
+                f"probability {power:.2f} only, from {size} samples; declare a conformance case "
+                "whose law is less concentrated",
             )
         powered += 1
         cells += [cell(test.surface, d, Status.SAMPLED, where) for d in test.dimensions]

@@ -123,13 +123,17 @@ class Check:
     """An exact or deterministic check along cells of the surface × dimension matrix
     (``covers``: (surface, dimension) pairs), run by the contract named ``contract``:
     ``run(settings)`` returns what is wrong, in words (empty: passed; ``NotSupported``: the cells
-    could not be reached, and why), and a passed check covers its cells with ``status``."""
+    could not be reached, and why), and a passed check covers its cells with ``status``.
+    Checks run on the first declared case (their cost: large calls, sizes up to the schema's
+    limits); a cheap one (``every_case``) runs on every declared case, whose parameters reach
+    branches the first may not (a pre-threshold, a bound)."""
 
     covers: tuple[tuple[str, Dimension], ...]
     contract: str
     status: Status
     what: str
     run: Callable[[Settings], list[str]]
+    every_case: bool = False
 
 
 @dataclass(frozen=True)

@@ -106,3 +106,29 @@ def test_bad_input() -> None:
 def test_a_single_bin_cannot_reject() -> None:
     result = chi_square_gof([0, 1, 1], HALVES, min_expected=5)
     assert result.dof == 0 and result.p_value == 1.0 and not result.rejected
+
+
+def test_power_is_a_function_of_the_laws_and_the_size_only() -> None:
+    """The power of the test against a 5% perturbation grows with the sample size, from about
+    the false-alarm rate (a handful of samples) to certainty (many), and agrees with the rate at
+    which seeded samples of the truth reject the perturbed law (200 trials at the size where
+    the power is near one half: a binomial interval at 1 − 1e-6 around it)."""
+    from scipy.stats import binom
+
+    from dpplug.conformance.goodness_of_fit import chi_square_power
+    from dpplug.conformance.sampling_law import perturbed
+
+    truth = dpplug.Pmf({z: mpq(1, 10) for z in range(10)})
+    moved = perturbed(truth)
+    powers = [chi_square_power(size, truth, moved, 1e-3) for size in (20, 200, 2000, 20000)]
+    assert powers == sorted(powers) and powers[0] < 0.01 and powers[-1] > 0.999
+    size = next(n for n in range(100, 5000, 50) if chi_square_power(n, truth, moved, 1e-3) > 0.5)
+    power = chi_square_power(size, truth, moved, 1e-3)
+    rng = np.random.default_rng(0)
+    trials = 200
+    rejected = sum(
+        chi_square_gof(rng.integers(0, 10, size), moved, false_alarm=1e-3).rejected
+        for _ in range(trials)
+    )
+    low, high = binom.interval(1 - 1e-6, trials, power)
+    assert low - 0.1 * trials <= rejected <= high + 0.1 * trials

@@ -391,6 +391,7 @@ class SelectorProbe(Probe):
                 Status.EXACT,
                 "kept_from(β) against the exact keep probabilities",
                 lambda s: self._kept_from_problems(),
+                every_case=True,
             ),
         ]
         checks.append(
@@ -400,6 +401,7 @@ class SelectorProbe(Probe):
                 Status.EXACT,
                 "a decider's decision replayed at the replayed unit counts and up to 2^62",
                 lambda s: self._decider_problems(),
+                every_case=True,
             )
         )
         return checks
@@ -552,11 +554,13 @@ MAX_REPLAYED_UNITS = 12
 
 def replayed_units(selector: PartitionSelector) -> list[int]:
     """Unit counts at which ``select`` is replayed: those where code branches (0, 1, 2, around the
-    pre-threshold m and the saturation s: m − 1, m, m + 1, s − 1, s, s + 1 and s + ℓ∞) and
+    pre-threshold m, the saturation s and the saturation shifted by the pre-threshold either way:
+    m − 1, m, m + 1, s − 1, s, s + 1, s ± (m − 2), s ± (m − 1), s ± m and s + ℓ∞) and
     :data:`MAX_REPLAYED_UNITS` spread over [0, s]."""
     s = selector.saturation
     m = selector.params.get("pre_threshold") or 1
     edges = {0, 1, 2, m - 1, m, m + 1, s - 1, s, s + 1, s + _linf(selector)}
+    edges |= {s + sign * shift for sign in (-1, 1) for shift in (m - 2, m - 1, m)}
     return sorted({n for n in edges if n >= 0} | set(_spread(s + 1, MAX_REPLAYED_UNITS)))
 
 
