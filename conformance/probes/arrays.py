@@ -1,7 +1,7 @@
 """Checks shared by the kinds whose calls take arrays of integers (a sampler's true counts, a
 selector's unit counts), beyond the single elements the exact contracts replay.
 
-- **Size.** One call of :data:`LARGEST_CALL` elements (past 2^20, with a tail no power of two
+- **Size.** One call of :data:`LARGEST_CALL` elements (past 2^18, with a tail no power of two
   divides, so code paths keyed to large batches run), its values drawn from a few classes in a
   seeded interleaving, up to the schema's limits (counts near 2^31, 2^53 and the largest
   accepted, where narrow integers, floats or lookup tables go wrong): the outputs of each class
@@ -32,9 +32,9 @@ from dpplug.surfaces import Dimension
 #: Elements of a large call (past 2^17, with a tail that no power of two divides): the lag tests
 #: and the exploration of one element.
 LARGE_CALL = (1 << 17) + 7
-#: Elements of the call of mixed values (past 2^20, where chunked and bulk paths end, as the
-#: histogram releasers' largest universe), one vectorised call per seed.
-LARGEST_CALL = (1 << 20) + 7
+#: Elements of the call of mixed values (past 2^18, where bulk paths keyed to large batches
+#: run), one vectorised call per seed.
+LARGEST_CALL = (1 << 18) + 7
 #: Lags at which pairs of outputs of one large call are tested for independence.
 LAGS = (1, 2, 3, 4, 5, 7, 8, 16, 63, 64, 255, 256, 1024, 4096, 1 << 14, 1 << 15)
 #: Bins of each output of a pair (cut where the law's cumulative mass crosses multiples of
