@@ -332,7 +332,7 @@ def _without_clashes(
                     "built-in names cannot be taken: rename it"
                 )
         elif len(claimants) > 1:
-            both = " and ".join(m.source.describe() for m in claimants)
+            both = " and ".join(sorted(m.source.describe() for m in claimants))  # canonical
             for mechanism in claimants:
                 quarantined[mechanism.source] = (
                     f"DuplicateMechanismName: mechanism name {name!r} is registered by {both}; "
