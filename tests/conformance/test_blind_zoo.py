@@ -1,7 +1,9 @@
-"""The broken plugins a red team wrote blind to the suite (support.blind_a) fail the contract
-that catches each, for the reason given, in the default run's settings."""
+"""The broken plugins red teams wrote blind to the suite (support.blind_a, support.blind_b) fail
+the contract that catches each, for the reason given, in the default run's settings."""
 
 from __future__ import annotations
+
+from types import ModuleType
 
 import pytest
 
@@ -10,25 +12,32 @@ from dpplug.conformance.results import Outcome
 from dpplug.conformance.runner import CONTRACTS, run_contract
 from dpplug.conformance.settings import Settings
 
-from support import blind_a
+from support import blind_a, blind_b
 
-REGISTRY = Registry.load([blind_a], entry_points=False)
+ZOOS = (blind_a, blind_b)
+REGISTRIES = {zoo: Registry.load([zoo], entry_points=False) for zoo in ZOOS}
 
 
-def test_every_blind_plugin_registers() -> None:
-    assert REGISTRY.broken == []
-    assert {entry.name for entry in REGISTRY.entries()} >= {cls.name for cls in blind_a.ZOO}
+@pytest.mark.parametrize("zoo", ZOOS, ids=[zoo.__name__ for zoo in ZOOS])
+def test_every_blind_plugin_registers(zoo: ModuleType) -> None:
+    registry = REGISTRIES[zoo]
+    assert registry.broken == []
+    assert {entry.name for entry in registry.entries()} >= {cls.name for cls in zoo.ZOO}
 
 
 @pytest.mark.parametrize(
-    ("broken", "contract", "diagnosis"),
-    [(cls, contract, diagnosis) for cls, (contract, diagnosis) in blind_a.ZOO.items()],
-    ids=[cls.name for cls in blind_a.ZOO],
+    ("zoo", "broken", "contract", "diagnosis"),
+    [
+        (zoo, cls, contract, diagnosis)
+        for zoo in ZOOS
+        for cls, (contract, diagnosis) in zoo.ZOO.items()
+    ],
+    ids=[cls.name for zoo in ZOOS for cls in zoo.ZOO],
 )
 def test_blind_broken_plugin_fails_its_contract(
-    broken: type, contract: str, diagnosis: str
+    zoo: ModuleType, broken: type, contract: str, diagnosis: str
 ) -> None:
     assert contract in CONTRACTS
-    result = run_contract(REGISTRY.get(broken.name), contract, Settings())
+    result = run_contract(REGISTRIES[zoo].get(broken.name), contract, Settings())
     assert result.outcome is Outcome.FAILED, result.detail
     assert diagnosis in result.detail
