@@ -6,11 +6,10 @@ contract named in :data:`ZOO`, with a diagnosis holding the words given
 
 from __future__ import annotations
 
-from typing import Any
-
 import dpplug
 
 from support.blind_a import anonymized, histograms, queries, samplers, selectors
+from support.kind_hooks import kind_hooks
 
 #: Each broken plugin, the contract that must catch it, and words its diagnosis must contain.
 ZOO: dict[type[dpplug.Mechanism], tuple[str, str]] = {
@@ -42,32 +41,10 @@ ZOO: dict[type[dpplug.Mechanism], tuple[str, str]] = {
 }
 
 
-def _register_kind(base: type, register: Any) -> None:
-    for cls in ZOO:
-        if issubclass(cls, base):
-            register(cls)
-
-
-@dpplug.hookimpl
-def register_samplers(register: Any) -> None:
-    _register_kind(dpplug.CountingQuerySampler, register)
-
-
-@dpplug.hookimpl
-def register_partition_selectors(register: Any) -> None:
-    _register_kind(dpplug.PartitionSelector, register)
-
-
-@dpplug.hookimpl
-def register_histogram_releasers(register: Any) -> None:
-    _register_kind(dpplug.HistogramReleaser, register)
-
-
-@dpplug.hookimpl
-def register_anonymized_histogram_releasers(register: Any) -> None:
-    _register_kind(dpplug.AnonymizedHistogramReleaser, register)
-
-
-@dpplug.hookimpl
-def register_query_releasers(register: Any) -> None:
-    _register_kind(dpplug.QueryReleaser, register)
+(
+    register_samplers,
+    register_partition_selectors,
+    register_histogram_releasers,
+    register_anonymized_histogram_releasers,
+    register_query_releasers,
+) = kind_hooks(ZOO)
