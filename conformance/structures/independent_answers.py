@@ -283,6 +283,24 @@ class IndependentAnswersVerifier(Verifier):
             return f"{data}, the total of k answers to one query"
         return None
 
+    def accuracy_bounds(self, a: int, queries: int) -> tuple[str, Rat, Rat] | None:
+        """Bounds on the probability that one of *queries* answers to {x₀: 1} on {x₀: ⌊n/2⌋}
+        (the middle, where clamping helps least) errs by more than *a* grid units: the answers
+        are independent (replayed in :meth:`implementation_check`), so it is 1 − (1 − p)^k for
+        one answer's p, enclosed from the answer law."""
+        try:
+            law = self._answer_law(self._releaser.n // 2 * self._releaser.workload.grid)
+        except NotSupported:
+            return None
+        enclosed, scaled = law.enclosed(), self._releaser.n // 2 * self._releaser.workload.grid
+        near = range(max(enclosed.low, scaled - a), min(enclosed.high, scaled + a) + 1)
+        inside_lo = sum((enclosed.bounds[z - enclosed.low][0] for z in near), mpq(0))
+        inside_hi = sum((enclosed.bounds[z - enclosed.low][1] for z in near), enclosed.outside)
+        inside_hi = min(mpq(1), inside_hi)
+        data = self.probe.dataset(self._releaser.n // 2)
+        what = f"{queries} answers to {{x₀: 1}} on {data}: the largest error exceeds a={a}"
+        return what, 1 - inside_hi**queries, 1 - inside_lo**queries
+
     def exact_privacy(self, settings: Settings) -> PrivacyCheck:
         """The session's guarantee decided exactly over k adaptive answers
         (:func:`session_privacy`)."""
@@ -344,21 +362,30 @@ class IndependentAnswersVerifier(Verifier):
             ),
         )
 
-    def _replayed(self) -> list[tuple[dict[Any, int], dict[Any, int], int]]:
+    def _replayed(self) -> list[tuple[dict[Any, int], dict[Any, Any], int]]:
         """(data, query, its true scaled answer): the empty data, {x₀: ⌊n/2⌋} and {x₀: n} asked
         {x₀: 1} (both clamped ends of [0, n·W] and the middle), and {x₀: ⌊n/2⌋} with one row of
-        each other probe label, x₅, x₄, … as n allows, asked {x₀: 1, x₅: 0}, whose true answer is
-        the second's (so an answer that depends on the labels held, or how many, is seen)."""
+        each other probe label, x₅, x₄, … as n allows, asked {x₀: 1, x₅: 1/W} (weights far apart:
+        noise that follows one query's weights, not the workload's, is seen) and {x₀: 1, x₅: 0},
+        whose true answer is the second's (so an answer that depends on the labels held, or how
+        many, is seen)."""
         labels, n = self.probe.labels(), self._releaser.n
         grid = self._releaser.workload.grid
         x, others = labels[0], labels[:0:-1][: n - n // 2]
         middle = {x: n // 2}
-        replayed = [({}, {x: 1}, 0), (middle, {x: 1}, n // 2 * grid), ({x: n}, {x: 1}, n * grid)]
+        replayed: list[tuple[dict[Any, int], dict[Any, Any], int]] = [
+            ({}, {x: 1}, 0),
+            (middle, {x: 1}, n // 2 * grid),
+            ({x: n}, {x: 1}, n * grid),
+        ]
         twins = _twins(x, self._releaser)[: n - n // 2]
         if twins:  # labels that look like x₀ but are not it: distinct labels stay distinct
             replayed.append((middle | dict.fromkeys(twins, 1), {x: 1}, n // 2 * grid))
         if others:
             data = {x: n // 2} | dict.fromkeys(others, 1)
+            if grid >= 2 and self._releaser.workload.sparsity >= 2:
+                light: dict[Any, Any] = {x: 1, others[0]: Fraction(1, grid)}
+                replayed.append((data, light, n // 2 * grid + 1))
             replayed.append((data, {x: 1, others[0]: 0}, n // 2 * grid))
         return replayed
 

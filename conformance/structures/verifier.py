@@ -18,6 +18,7 @@ import numpy.typing as npt
 from dpplug.conformance.privacy_check import PrivacyCheck
 from dpplug.conformance.settings import Settings
 from dpplug.errors import NotSupported
+from dpplug.exact import Rat
 from dpplug.pmf import Pmf
 from dpplug.randomness import RandomSource
 
@@ -64,6 +65,12 @@ class Verifier:
     def exact_privacy(self, settings: Settings) -> PrivacyCheck:
         """The declared guarantee decided exactly from the structure."""
         raise NotSupported(NO_EXACT_LAW)
+
+    def accuracy_bounds(self, a: int, queries: int) -> tuple[str, Rat, Rat] | None:
+        """(what, lo, hi): lo ≤ Pr[the largest error of *queries* outputs exceeds *a*] ≤ hi,
+        from the declared law, on the structure's own worst case; ``None`` where the structure
+        does not know it (the accuracy contract then samples)."""
+        return None
 
     def implementation_check(self, settings: Settings) -> PrivacyCheck:
         """The code held to the structure (nothing to compare by default)."""

@@ -91,8 +91,12 @@ CHAIN: tuple[tuple[int, ...], ...] = ((), (1,), (2,), (2, 1), (2, 2), (3, 2), (3
 EXACT_ITEMS = 6
 #: Accuracy is tested on releases of this histogram (sorted counts).
 ACCURACY_DATA = (6, 4, 4, 2, 1, 1)
-#: Neighbouring pairs of large histograms (sorted counts) the size check compares exactly.
+#: Neighbouring pairs of large histograms (sorted counts) the size check compares exactly: the
+#: number of labels crossing 2^6 and 2^10 (where code working in blocks starts a new one) and a
+#: round 5000, a count crossing 2^31, and many distinct counts.
 LARGE_PAIRS = (
+    ((1,) * 64, (1,) * 65),
+    ((1,) * 1024, (1,) * 1025),
     ((1,) * 5000, (1,) * 5001),
     (((1 << 31) - 1,), (1 << 31,)),
     (tuple(range(1100, 0, -1)), (1101, *range(1099, 0, -1))),
@@ -107,8 +111,18 @@ ACCURACY_RANKS = 3
 MAX_RELEASE_TRIALS = 50_000
 #: Hygiene releases per dataset and input form.
 RELEASES = 16
-#: Small histograms the hygiene contract releases in every input form (sorted counts).
-HYGIENE_DATA: tuple[tuple[int, ...], ...] = ((), (1,), (3, 1, 1), (5, 2, 2, 1))
+#: Small histograms the hygiene contract releases in every input form (sorted counts): the
+#: last three share their number of labels, or that and their total, with one before them, so
+#: state kept under a key of the data's shape is seen on an instance with another history.
+HYGIENE_DATA: tuple[tuple[int, ...], ...] = (
+    (),
+    (1,),
+    (3, 1, 1),
+    (5, 2, 2, 1),
+    (2,),
+    (4, 1),
+    (3, 2),
+)
 #: Generated cases whose e^ε is below this draw too much noise for the checks' many releases.
 MIN_SMALL_EXP_EPSILON = mpq(5, 4)
 _CAPS = (15, 7)  # the total, and each of φ₁…φ₄, in the output code

@@ -78,6 +78,21 @@ MAX_SMALL_N = 3
 MAX_RELEASE_TRIALS = 50_000
 #: Per-query accuracy is tested on this many labels (the universe's first).
 ACCURACY_LABELS = 3
+#: Starts of the range universes the forms check also releases over (0 is the case's own).
+SHIFTED_STARTS = (1, 1 << 40)
+#: The most rows of one label the forms check passes over a shifted universe.
+SHIFTED_ROWS = 1000
+#: The numpy integer types an array of labels is passed in.
+INTEGER_WIDTHS: tuple[type[np.signedinteger[Any] | np.unsignedinteger[Any]], ...] = (
+    np.int8,
+    np.uint8,
+    np.int16,
+    np.uint16,
+    np.int32,
+    np.uint32,
+    np.int64,
+    np.uint64,
+)
 #: Hygiene releases per dataset: enough to see a data-dependent order or an empty bin by chance.
 RELEASES = 32
 #: Other insertion orders each hygiene dataset is also released in.
@@ -463,9 +478,18 @@ class ReleaserProbe(Probe):
             "empty": {},
             "one label": {labels[0]: n},
             "two labels": self.dataset(n // 2),
+            "two labels swapped": self._swapped(self.dataset(n // 2)),
             "mixed": {label: int(c) for label, c in zip(labels, mixed, strict=True) if c},
             "rows": [labels[i % len(labels)] for i in range(n)],
         }
+
+    def _swapped(self, data: dict[Any, int]) -> dict[Any, int]:
+        """*data* with the counts of x₀ and x₁ exchanged: the same labels, rows and shape, so
+        state kept under a key of the data's shape is seen on an instance with another
+        history."""
+        x, y = self.watched
+        swapped = {x: data.get(y, 0), y: data.get(x, 0)}
+        return {label: count for label, count in swapped.items() if count}
 
     def calls(self, seed: int) -> list[Call]:
         return [
@@ -581,7 +605,8 @@ class ReleaserProbe(Probe):
 
     def _forms(self, data: dict[Any, int]) -> list[tuple[str, object]]:
         """*data* (a mapping) in the other forms a caller may pass: rows as a list, a tuple, a
-        one-shot generator and an iterator, a Counter, numpy counts, and numpy labels."""
+        one-shot generator and an iterator, a Counter, numpy counts, and numpy arrays of labels
+        of every integer width that holds them."""
         rows = [label for label, count in data.items() for _ in range(count)]
         forms: list[tuple[str, object]] = [
             ("rows", rows),
@@ -592,23 +617,47 @@ class ReleaserProbe(Probe):
             ("numpy counts", {label: np.int64(count) for label, count in data.items()}),
         ]
         if rows and all(isinstance(label, int) for label in rows):
-            forms.append(("a numpy array of labels", np.array(rows, dtype=np.int64)))
+            for width in INTEGER_WIDTHS:
+                limits = np.iinfo(width)
+                if limits.min <= min(rows) and max(rows) <= limits.max:
+                    forms.append(
+                        (f"a numpy {width.__name__} array of labels", np.array(rows, width))
+                    )
         return forms
+
+    def _form_cases(self, seed: int) -> list[tuple[HistogramReleaser, str, dict[Any, int]]]:
+        """(releaser, name, data): the small datasets of the case, then those of the case over
+        range universes that start elsewhere than 0 (:data:`SHIFTED_STARTS`, where the schema
+        takes them), so code that reads labels as offsets from 0 is seen."""
+        cases = [
+            (self.releaser, name, data)
+            for name, data in self._datasets(seed).items()
+            if isinstance(data, dict)
+        ]
+        size = min(self.releaser.universe.size, EXACT_LABELS + 2)
+        for start in SHIFTED_STARTS:
+            made = self._with_universe(f"range:{start}:{start + size - 1}", None)
+            if made is not None:
+                labels = [made.universe.label(i) for i in range(size)]
+                data = {label: 1 + i % max(1, made.n // size) for i, label in enumerate(labels)}
+                while sum(data.values()) > made.n:
+                    data.pop(max(data))
+                full = {labels[-1]: min(made.n, SHIFTED_ROWS)}
+                cases += [(made, f"range from {start}", d) for d in (full, data)]
+        return cases
 
     def _form_problems(self, seed: int) -> list[str]:
         """Each form of each small dataset gives, from the same seed, the release of its
         mapping: the kind validates every form into the same true counts before any draw."""
-        for name, data in self._datasets(seed).items():
-            if not isinstance(data, dict):
-                continue
-            expected = _content(self.releaser.release(data, SeededSource(seed)))
+        for releaser, name, data in self._form_cases(seed):
+            expected = _content(releaser.release(data, SeededSource(seed)))
             for form, given in self._forms(data):
-                found = _content(self.releaser.release(given, SeededSource(seed)))
+                found = _content(releaser.release(given, SeededSource(seed)))
                 if found != expected:
                     return [
-                        f"the {name} data {data} passed as {form} gave another release from the "
-                        "same seed than as a mapping: every form of the same data must be "
-                        "released alike"
+                        f"the {name} data {data} over {releaser.universe} passed as {form} gave "
+                        "another release from the same seed than as a mapping: every form of the "
+                        "same data must be released alike"
                     ]
         return []
 
@@ -635,24 +684,36 @@ class ReleaserProbe(Probe):
         (from :data:`LARGE_UNIVERSE` labels down), with n at least :data:`SIZE_N` where the
         schema takes it, and, where the releaser takes a sampler, the fastest built-in one:
         sizes up to the schema's limit."""
+        n = self.params.get("n")
+        # At least SIZE_N units, where n is public: bounded noise at a tiny n cannot miss a.
+        bounds = [max(SIZE_N, int(n)), n] if n is not None else [None]
+        for size, units in product(SIZES, bounds):
+            made = self._with_universe(f"range:0:{size - 1}", units, FAST_SAMPLER)
+            if made is not None:
+                return made
+        return None
+
+    def _with_universe(
+        self, universe: str, n: object, sampler: str | None = None
+    ) -> HistogramReleaser | None:
+        """The case over *universe* (and *n* and *sampler* where given and declared), or None
+        where the schema refuses it."""
         params = dict(self.params)
         declared = {p.name for p in type(self.releaser).schema}
-        if "sampler" in declared:
-            params["sampler"] = FAST_SAMPLER
-        # At least SIZE_N units, where n is public: bounded noise at a tiny n cannot miss a.
-        bounds = [max(SIZE_N, int(params["n"])), params["n"]] if "n" in params else [None]
-        for size, n in product(SIZES, bounds):
-            params["universe"] = f"range:0:{size - 1}"
-            if n is not None:
-                params["n"] = n
-            try:
-                with warnings.catch_warnings():
-                    warnings.simplefilter("ignore", AccuracyWarning)
-                    made = self.releaser.registry_in_use().create(self.releaser.name, **params)
-            except DpplugError:
-                continue
-            return made if isinstance(made, HistogramReleaser) else None
-        return None
+        if "universe" not in declared:
+            return None
+        params["universe"] = universe
+        if sampler is not None and "sampler" in declared:
+            params["sampler"] = sampler
+        if n is not None:
+            params["n"] = n
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", AccuracyWarning)
+                made = self.releaser.registry_in_use().create(self.releaser.name, **params)
+        except DpplugError:
+            return None
+        return made if isinstance(made, HistogramReleaser) else None
 
     def _size_problems(self, settings: Settings) -> list[str]:
         """Over a universe of :data:`LARGE_UNIVERSE` labels (past 2^20, where chunked code ends),

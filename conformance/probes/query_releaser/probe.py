@@ -45,11 +45,13 @@ from typing import Any, cast
 
 import numpy as np
 import numpy.typing as npt
+from gmpy2 import mpq
 
 from dpplug.conformance.coverage import Status
 from dpplug.conformance.privacy_check import PrivacyCheck
 from dpplug.conformance.probes.base import (
     BETAS,
+    EXACT_BETAS,
     LARGE,
     NOT_REPRODUCIBLE,
     AuditStatistic,
@@ -57,6 +59,7 @@ from dpplug.conformance.probes.base import (
     Check,
     Claim,
     DataSpace,
+    ExactClaim,
     Probe,
     SampledClaim,
     hostile_rows_and_mappings,
@@ -311,7 +314,32 @@ class QueryReleaserProbe(Probe):
                 claims.append(
                     SampledClaim(f"{what} grid units", beta, trials, misses, MAX_RELEASE_TRIALS)
                 )
-        return claims + self._stress_claims(settings)
+        return claims + self._exact_claims() + self._stress_claims(settings)
+
+    def _exact_claims(self) -> list[Claim]:
+        """The declared bounds at every β of :data:`EXACT_BETAS`, one answer's and k answers',
+        where the structure bounds their failure probability from the declared law
+        (:meth:`~dpplug.conformance.structures.verifier.Verifier.accuracy_bounds`): a claim
+        fails when the lower bound exceeds β and holds when the upper bound is within it (a β
+        the precision leaves open is left to the sampled claims)."""
+        claims: list[Claim] = []
+        k = self.releaser.workload.max_queries
+        for beta in EXACT_BETAS:
+            try:
+                accuracy = self.releaser.accuracy(beta)
+            except BadParameter:
+                continue
+            for a, queries in ((accuracy.per_query.a, 1), (accuracy.simultaneous.a, k)):
+                bounds = self.verifier.accuracy_bounds(a, queries)
+                if bounds is None:
+                    return claims
+                what, lo, hi = bounds
+                exact = mpq(beta.numerator, beta.denominator)
+                if lo > exact:
+                    claims.append(ExactClaim(f"{what} (at least)", lo, beta))
+                elif hi <= exact:
+                    claims.append(ExactClaim(what, hi, beta))
+        return claims
 
     def _stress_claims(self, settings: Settings) -> list[Claim]:
         """The first query's per-query bound at β = 1/20 on a case of the schema's largest n and

@@ -615,7 +615,8 @@ class SamplerProbe(Probe):
         at most :data:`LARGE_N_BITS` bits): F(c, −1) = 0 and F(c, n) = d, and at counts 0, n/2,
         n and a seeded one, M(c, u) is the inverse of F(c, ·) on both sides of the steps next
         to c and at random u among them, and ``sample()`` served that u gives M(c, u) (where it
-        draws one U(d), or 2^k bits with d = 2^k)."""
+        draws one U(d), or 2^k bits with d = 2^k), and both at the ends of the draw's range
+        (:func:`_tail_problems`)."""
         checked = 0
         for n in _size_ladder(self.sampler):
             try:
@@ -802,7 +803,49 @@ def _points_problems(sampler: CountingQuerySampler, seed: int) -> list[str]:
                     f"sample([{count}]) given u = {u} returned {served}, but M({count}, u) = "
                     f"{expected}"
                 ]
+        problems = _tail_problems(sampler, count)
+        if problems:
+            return problems
     return []
+
+
+def _tail_problems(sampler: CountingQuerySampler, count: int) -> list[str]:
+    """M(count, u) and ``sample()`` served u at the ends of the draw's range, u = 1, 2, d − 1
+    and d, and on both sides of the steps of F(count, ·) at the ends of the output range, 0
+    and n: outputs far in the tails, which code that cuts the search short gets wrong."""
+    n, d = sampler.n, sampler.d
+    assert n is not None and d is not None
+    low, high = sampler.scaled_cdf(0, count), sampler.scaled_cdf(n - 1, count)
+    named = {"1": 1, "2": 2, "d − 1": d - 1, "d": d, f"F({count}, 0)": low}
+    named |= {f"F({count}, 0) + 1": low + 1, f"F({count}, n − 1)": high}
+    named[f"F({count}, n − 1) + 1"] = high + 1
+    for name, u in named.items():
+        if not 1 <= u <= d:
+            continue
+        expected = _inverse_cdf(sampler, count, u)
+        for what, found in (
+            (f"M({count}, u = {name})", sampler(count, u)),
+            (f"sample([{count}]) given u = {name}", _served_sample(sampler, count, u)),
+        ):
+            if found is not None and found != expected:
+                return [
+                    f"{what} gave {found}, but the inverse of its scaled CDF gives {expected} "
+                    "(a draw at the end of its range, where the output is far in a tail)"
+                ]
+    return []
+
+
+def _inverse_cdf(sampler: CountingQuerySampler, count: int, u: int) -> int:
+    """The smallest z in [0, n] with F(count, z) ≥ u, by bisection (F is non-decreasing)."""
+    assert sampler.n is not None
+    low, high = 0, sampler.n
+    while low < high:
+        middle = (low + high) // 2
+        if sampler.scaled_cdf(middle, count) >= u:
+            high = middle
+        else:
+            low = middle + 1
+    return low
 
 
 def _served_sample(sampler: CountingQuerySampler, count: int, u: int) -> int | None:

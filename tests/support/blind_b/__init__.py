@@ -17,6 +17,7 @@ ZOO: dict[type[dpplug.Mechanism], tuple[str, str]] = {
     samplers.SharedTableGeoSample: ("exact-privacy", "it does not do what it declares: sample()"),
     samplers.FloatAccuracyLaplace: ("accuracy", "over every count has probability"),
     samplers.SensitivityTwoGeoSample: ("exact-privacy", "for counts 0 and 2 exceeds"),
+    samplers.TailCutGeoSample: ("exact-privacy", "where the output is far in a tail"),
     selectors.SaturationShortcutDecider: ("exact-privacy", "a decider's decision replayed"),
     selectors.IdCachedSelection: ("exact-privacy", "it does not do what it declares: select()"),
     selectors.FloatKeptFrom: ("accuracy", "units dropped] has probability"),
@@ -25,11 +26,16 @@ ZOO: dict[type[dpplug.Mechanism], tuple[str, str]] = {
     histograms.ClampToRows: ("exact-privacy", "(one row replaced, added or removed)"),
     histograms.OutputGuarantee: ("hygiene", "carrying the mechanism's own declaration"),
     histograms.UnionOverRows: ("hygiene", "exceeded the simultaneous a"),
+    histograms.BincountFastPath: ("hygiene", "over range:1:"),
     anonymized.TotalScope: ("accuracy", "the released total's error exceeds"),
+    anonymized.PaddedCache: ("hygiene", "depends on the instance's history"),
+    anonymized.ChunkedPadding: ("exact-privacy", "one count apart: noise ratio"),
     anonymized.DataLengthDefault: ("exact-privacy", "likelihood ratio ∞"),
     queries.BatchUncounted: ("bad-input", "a query past the k-th: was accepted"),
     queries.UnlockedAnswer: ("hygiene", "sessions shared by 8 threads"),
     queries.CountsCache: ("exact-privacy", "it does not do what it declares"),
+    queries.UnionOffByOne: ("accuracy", "the largest error exceeds"),
+    queries.MinWeightScale: ("exact-privacy", "it does not do what it declares"),
 }
 
 
