@@ -17,6 +17,9 @@ of cases are derived from the schema, each covered whatever the run's seed:
   other value, are set together on a declared case so that every two settings of two options
   appear in one case (a greedy covering array: ℓ₀ = 2 with ``pre_threshold`` = 2, each with and
   without bounded DP, …), so a flaw that needs two options together does not depend on the seed.
+- **Options for another mechanism** (a releaser's ``sampler_options``) that name what the
+  releaser derives for it, ε and n: the plugin must refuse them or honour them in its guarantee;
+  these cases are kept whatever the seed.
 
 Each such case is tried on the declared cases in a seeded rotation, and the first the plugin
 accepts that is small enough for the exact checks
@@ -34,7 +37,7 @@ from itertools import combinations, zip_longest
 from typing import Any, TypeVar
 
 from dpplug.errors import DpplugError
-from dpplug.param_types import BooleanType, IntegerType
+from dpplug.param_types import BooleanType, IntegerType, OptionsType
 from dpplug.params import Param
 from dpplug.plugin_registry import Entry
 
@@ -113,6 +116,15 @@ def pairwise_settings(options: dict[str, list[object]]) -> list[dict[str, object
     return settings
 
 
+def _sets_options(case: Case, entry: Entry) -> bool:
+    """Whether *case* passes options on to another mechanism (an options parameter not at its
+    default): those cases are kept whatever the seed, as few as they are."""
+    return any(
+        isinstance(p.type, OptionsType) and case.get(p.name, p.default) != p.default
+        for p in entry.cls.schema
+    )
+
+
 def candidate_groups(entry: Entry, seed: int) -> list[list[Case]]:
     """The cases to cover (see the module docstring), each as the declared cases it may be made
     from, in a seeded rotation."""
@@ -149,8 +161,9 @@ def generated_cases(
     found: list[T] = []
     most = MAX_GENERATED if exhaustive else MAX_GENERATED_OTHERS
     groups = candidate_groups(entry, seed)
-    if len(groups) > most:  # more than can be kept: a seeded choice
+    if len(groups) > most:  # more than can be kept: a seeded choice, options set first
         random.Random(seed).shuffle(groups)
+        groups.sort(key=lambda group: not _sets_options(group[0], entry))
     for group in groups:
         if len(found) == most:
             break

@@ -283,6 +283,12 @@ class OptionsType(ParamType):
     def range_text(self, param: Param) -> str:
         return "key=value,…"
 
+    def candidates(self, param: Param, names: Sequence[str], rng: random.Random) -> list[object]:
+        """Well-formed options that name what the mechanism usually derives for the other one
+        (its ε and n, larger and smaller than a case's): it must refuse them or honour them in
+        its guarantee."""
+        return [{"epsilon": mpq(4)}, {"epsilon": mpq(1, 4)}, {"n": 1}, {"n": 1 << 20}]
+
     def bad_values(self, param: Param) -> list[object]:
         return ["gamma", "=1", "gamma=1,,=2", 5, ["gamma=1"], {1: 2}, {"no_such_option": 1}]
 

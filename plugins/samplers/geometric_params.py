@@ -60,7 +60,9 @@ class GeometricParams:
         a, b = self.a, self.b
 
         def formula(lift: Lift) -> Any:
-            return 2 * lift(b) ** (m + 1) / ((lift(a) + lift(b)) * lift(a) ** m)
+            # As a power of α < 1: a^m and b^m themselves overflow an enclosure at large m.
+            alpha = lift(b) / lift(a)
+            return 2 * alpha ** (m + 1) / (lift(1) + alpha)
 
         return formula
 

@@ -1,4 +1,4 @@
-"""The broken plugins red teams wrote blind to the suite (support.blind_a, support.blind_b) fail
+"""The broken plugins red teams wrote blind to the suite (support.blind_a, _b and _c) fail
 the contract that catches each, for the reason given, in the default run's settings."""
 
 from __future__ import annotations
@@ -12,9 +12,9 @@ from dpplug.conformance.results import Outcome
 from dpplug.conformance.runner import CONTRACTS, run_contract
 from dpplug.conformance.settings import Settings
 
-from support import blind_a, blind_b
+from support import blind_a, blind_b, blind_c
 
-ZOOS = (blind_a, blind_b)
+ZOOS = (blind_a, blind_b, blind_c)
 REGISTRIES = {zoo: Registry.load([zoo], entry_points=False) for zoo in ZOOS}
 
 

@@ -10,8 +10,9 @@ import dpplug
 
 
 def kind_hooks(zoo: Iterable[type]) -> tuple[Callable[[Any], None], ...]:
-    """The five kinds' hooks (samplers, partition selectors, histogram, anonymized-histogram
-    and query releasers, in that order) registering *zoo*'s classes of each kind."""
+    """The six kinds' hooks (samplers, partition selectors, histogram, anonymized-histogram
+    and query releasers, set-union selectors, in that order) registering *zoo*'s classes of each
+    kind."""
 
     def hook(base: type) -> Callable[[Any], None]:
         def register_kind(register: Any) -> None:
@@ -27,5 +28,6 @@ def kind_hooks(zoo: Iterable[type]) -> tuple[Callable[[Any], None], ...]:
         dpplug.HistogramReleaser,
         dpplug.AnonymizedHistogramReleaser,
         dpplug.QueryReleaser,
+        dpplug.SetUnionSelector,
     )
     return tuple(hook(base) for base in bases)

@@ -123,6 +123,8 @@ HYGIENE_DATA: tuple[tuple[int, ...], ...] = (
     (4, 1),
     (3, 2),
 )
+#: Distinct labels that look alike: integers equal modulo 2^32 and 2^64, text and bytes.
+LOOKALIKE_LABELS: tuple[object, ...] = (1, 1 + (1 << 32), 1 + (1 << 64), "1", b"1", -1)
 #: Generated cases whose e^ε is below this draw too much noise for the checks' many releases.
 MIN_SMALL_EXP_EPSILON = mpq(5, 4)
 _CAPS = (15, 7)  # the total, and each of φ₁…φ₄, in the output code
@@ -624,9 +626,12 @@ class AnonymizedProbe(Probe):
 
     def _form_problems(self, seed: int) -> list[str]:
         """Besides the forms :meth:`hygiene_problems` compares, rows as a one-shot generator,
-        a Counter and a tuple must give the release of the same prevalences from one seed."""
+        a Counter and a tuple must give the release of the same prevalences from one seed, and
+        so must rows of distinct labels that look alike (:data:`LOOKALIKE_LABELS`: integers
+        equal modulo 2^32 or 2^64, their text and bytes), which must stay distinct."""
         for counts in HYGIENE_DATA:
             rows = [f"x{i}" for i, c in enumerate(counts) for _ in range(c)]
+            alike = [LOOKALIKE_LABELS[i] for i, c in enumerate(counts) for _ in range(c)]
             expected = _content(
                 self.releaser.release_prevalences(
                     prevalences_of(counts).as_dict(), SeededSource(seed)
@@ -636,6 +641,7 @@ class AnonymizedProbe(Probe):
                 ("a generator of rows", (row for row in rows)),
                 ("a tuple of rows", tuple(rows)),
                 ("a Counter", Counter(rows)),
+                (f"rows of the labels {LOOKALIKE_LABELS[: len(counts)]}", alike),
             ):
                 if _content(self.releaser.release(given, SeededSource(seed))) != expected:
                     return [

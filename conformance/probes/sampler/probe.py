@@ -11,8 +11,9 @@ from __future__ import annotations
 import bisect
 import math
 import random
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from fractions import Fraction
 from functools import cached_property, partial
 from itertools import pairwise
 from typing import Any, cast
@@ -551,6 +552,16 @@ class SamplerProbe(Probe):
         if sampler.d is not None:
             checks.append(
                 Check(
+                    (("accuracy", Dimension.SIZE),),
+                    "accuracy",
+                    Status.EXACT,
+                    "the declared a at every β of the exact grid, at n up to the schema's limit, "
+                    "against the exact tail at the middle count",
+                    lambda s: self._large_n_accuracy_problems(),
+                )
+            )
+            checks.append(
+                Check(
                     (
                         ("M(c, u)", Dimension.SIZE),
                         ("pmf", Dimension.SIZE),
@@ -618,6 +629,19 @@ class SamplerProbe(Probe):
         draws one U(d), or 2^k bits with d = 2^k), and both at the ends of the draw's range
         (:func:`_tail_problems`)."""
         checked = 0
+        for sampler in self._large_samplers():
+            checked += 1
+            problems = _points_problems(sampler, seed)
+            if problems:
+                return [f"at n = {sampler.n}: {problems[0]}"]
+        if not checked and (self.sampler.n or 0) > MAX_FIXED_N:
+            raise NotSupported("the schema takes no n of the size ladder")
+        return []  # or n is fixed and small: the exact checks cover every count
+
+    def _large_samplers(self) -> Iterator[CountingQuerySampler]:
+        """The case at each n of the size ladder the schema takes (while d has at most
+        :data:`LARGE_N_BITS` bits after the first)."""
+        checked = 0
         for n in _size_ladder(self.sampler):
             try:
                 sampler = self.sampler.registry_in_use().create(
@@ -627,14 +651,35 @@ class SamplerProbe(Probe):
                 continue
             assert isinstance(sampler, CountingQuerySampler) and sampler.d is not None
             if checked and sampler.d.bit_length() > LARGE_N_BITS:
-                break
+                return
             checked += 1
-            problems = _points_problems(sampler, seed)
-            if problems:
-                return [f"at n = {n}: {problems[0]}"]
-        if not checked and (self.sampler.n or 0) > MAX_FIXED_N:
+            yield sampler
+
+    def _large_n_accuracy_problems(self) -> list[str]:
+        """At each n of the size ladder, the declared a(β) at every β of :data:`SIZE_BETAS`
+        against the exact probability that the output at the middle count c = ⌊n/2⌋ (where
+        clamping to [0, n] helps least) is farther than a from c: (F(c, c − a − 1) + d −
+        F(c, c + a))/d. At a small n the bound is capped by n; at a large one it is not."""
+        samplers = list(self._large_samplers())
+        if not samplers:
             raise NotSupported("the schema takes no n of the size ladder")
-        return []  # or n is fixed and small: the exact checks cover every count
+        for sampler in samplers:
+            n, d = sampler.n, sampler.d
+            assert n is not None and d is not None
+            count = n // 2
+            for beta in SIZE_BETAS:
+                a = _declared_a(sampler, beta)
+                if a is None:
+                    continue
+                below = sampler.scaled_cdf(count - a - 1, count) if count - a - 1 >= -1 else 0
+                above = sampler.scaled_cdf(count + a, count) if count + a < n else d
+                tail = mpq(below + d - above, d)
+                if tail > mpq(beta.numerator, beta.denominator):
+                    return [
+                        f"at n = {n}, count {count}: the declared a = {a} at β = {beta} fails "
+                        f"with probability {float(tail):.3g} > β (exact)"
+                    ]
+        return []
 
     def _output_problems(self, counts: npt.NDArray[np.int64], out: Any) -> list[str]:
         if not isinstance(out, np.ndarray) or out.dtype.kind not in "iu":
@@ -657,6 +702,10 @@ def _declared_a(sampler: CountingQuerySampler, beta: Any) -> int | None:
         return None
 
 
+#: The βs the declared accuracy is checked at on the size ladder: the exact grid and every
+#: power of ten from 10⁻⁷ to 10⁻³⁰ (a bound off by a constant factor is hidden at a β where
+#: rounding a down absorbs it, and seen at most others).
+SIZE_BETAS = (*EXACT_BETAS, *(Fraction(1, 10**k) for k in range(7, 31)))
 #: The law of M(c, ·) is tallied over every u when (n + 1)·d is at most this; otherwise M is
 #: compared with the inverse of the scaled CDF on both sides of every step and at RANDOM_U
 #: random u per count.

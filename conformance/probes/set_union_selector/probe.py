@@ -53,6 +53,10 @@ from dpplug.conformance.probes.base import (
     Probe,
     strict_time_problems,
 )
+from dpplug.conformance.probes.set_union_selector.distributed import (
+    distributed_select,
+    has_rounds,
+)
 from dpplug.conformance.probes.set_union_selector.models import Model, model_of
 from dpplug.conformance.settings import Settings
 from dpplug.errors import BadParameter, DpplugError, NotSupported
@@ -281,23 +285,32 @@ class SetUnionProbe(Probe):
         selector = self.selector
         problems = _option_problems(selector)
         datasets = [*CHAIN, *(second for _, second in self._neighbours()[:8])]
-        for data in datasets:
+        routes = [("select()", self._law)]
+        if has_rounds(selector):
+            routes.append(
+                (
+                    "the distributed route (bound, round_weight, round_keep: what Beam, Spark and "
+                    "PipelineDP's local runs call)",
+                    lambda data: enclosed_law(partial(distributed_select, selector, data)),
+                )
+            )
+        for data, (route, law) in itertools.product(datasets, routes):
             if problems:
                 break
-            real, declared = self._law(data), _coded(self.model.law(data))
-            for s in real.keys() | declared.keys():
-                r, d = real.get(s, (mpq(0), mpq(0))), declared.get(s, (mpq(0), mpq(0)))
-                if r[0] > d[1] or d[0] > r[1]:
-                    problems.append(
-                        f"select({data}) releases {self.show_output(s)} with probability in "
-                        f"[{float(r[0]):.6g}, {float(r[1]):.6g}], but the declared rounds give "
-                        f"[{float(d[0]):.6g}, {float(d[1]):.6g}]"
-                    )
-                    break
+            found = _mismatch(law(data), _coded(self.model.law(data)))
+            if found is not None:
+                s, r, d = found
+                problems.append(
+                    f"{route} on {data} releases {self.show_output(s)} with probability in "
+                    f"[{float(r[0]):.6g}, {float(r[1]):.6g}], but the declared rounds give "
+                    f"[{float(d[0]):.6g}, {float(d[1]):.6g}]"
+                )
         summary = (
             f"select() enumerated through its served draws on {len(datasets)} datasets against "
             "the law of its declared release; options' meaning"
         )
+        if len(routes) > 1:
+            summary += "; the distributed route (bound, round_weight, round_keep) alike"
         return PrivacyCheck(tuple(problems[:1]), summary)
 
     # Accuracy.
@@ -385,7 +398,7 @@ class SetUnionProbe(Probe):
         ]
 
     def large_calls(self, seed: int) -> list[Call]:
-        data = _large_data(seed)
+        data = _large_data(seed, 2)
         return [Call(f"select({len(data)} units)", partial(self.selector.select, data), (data,))]
 
     def hygiene_problems(self, strict: bool, seed: int) -> list[str]:
@@ -496,6 +509,14 @@ class SetUnionProbe(Probe):
         for name, given in forms.items():
             if self.selector.select(given, SeededSource(seed)) != expected:
                 return [f"the data as {name} gave another release from the same seed"]
+        # Units and labels renamed, in the same canonical order, to integers equal mod 2^32.
+        alike = {label: 1 + (i << 32) for i, label in enumerate(LABELS)}
+        renamed = {1 + (u << 32): [alike[x] for x in labels] for u, labels in data.items()}
+        if self.selector.select(renamed, SeededSource(seed)) != [alike[x] for x in expected]:
+            return [
+                f"the data with its units and labels renamed {alike} (distinct integers equal "
+                "modulo 2^32, in the same order) gave another release from the same seed"
+            ]
         return []
 
     def _whole_problems(self, seed: int) -> list[str]:
@@ -509,7 +530,7 @@ class SetUnionProbe(Probe):
         return []
 
     def _size_problems(self, seed: int) -> list[str]:
-        data = _large_data(seed)
+        data = _large_data(seed, self.selector.max_partitions)
         sets = unit_sets(data)
         if any(len(labels) > self.selector.max_partitions for _, labels in sets):
             raise NotSupported("the size check's units hold at most Δ₀ labels")
@@ -524,10 +545,11 @@ class SetUnionProbe(Probe):
         return []
 
 
-def _large_data(seed: int) -> dict[int, list[str]]:
+def _large_data(seed: int, most: int) -> dict[int, list[str]]:
+    """Units of one and two labels (one only where Δ₀ = *most* is 1) over SIZE_LABELS labels."""
     rng = np.random.default_rng(seed)  # builds test inputs only
     return {
-        u: [f"x{int(i):05d}" for i in rng.integers(0, SIZE_LABELS, size=1 + u % 2)]
+        u: [f"x{int(i):05d}" for i in rng.integers(0, SIZE_LABELS, size=1 + u % min(2, most))]
         for u in range(4 * SIZE_LABELS)
     }
 
@@ -554,6 +576,15 @@ def _cached_law(selector: SetUnionSelector, data: tuple[tuple[int, tuple[str, ..
 
 def _select_on(selector: SetUnionSelector, data: dict[int, Any], source: RandomSource) -> Any:
     return selector.select(data, source)
+
+
+def _mismatch(real: Law, declared: Law) -> tuple[int, tuple[Rat, Rat], tuple[Rat, Rat]] | None:
+    """An output whose enclosures under *real* and *declared* do not overlap, with both."""
+    for s in real.keys() | declared.keys():
+        r, d = real.get(s, (mpq(0), mpq(0))), declared.get(s, (mpq(0), mpq(0)))
+        if r[0] > d[1] or d[0] > r[1]:
+            return s, r, d
+    return None
 
 
 def _coded(law: dict[tuple[str, ...], tuple[Rat, Rat]]) -> Law:

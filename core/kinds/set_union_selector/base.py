@@ -213,8 +213,8 @@ class SetUnionSelectorKind(Kind):
         "sequential": "the layout of a distributed run (tests/adapters run it)",
         "declared_release": "what the exact checks enumerate the select surface's law from",
         "bound": "part of the select surface (every release bounds its units)",
-        "round_weight": "part of the select surface, distributed (tests/adapters)",
-        "round_keep": "part of the select surface, distributed (tests/adapters)",
+        "round_weight": "part of the select surface: its distributed route, held to its law",
+        "round_keep": "part of the select surface: its distributed route, held to its law",
     }
 
     def declaration_problems(self, mechanism: Mechanism) -> list[str]:

@@ -192,3 +192,14 @@ def test_accuracy_bound_holds_and_matches_its_formula(case: dict[str, Any], beta
 
     assert a == n or bound(a) <= beta
     assert a == 0 or bound(a - 1) > beta
+
+
+def test_accuracy_at_a_large_n_is_the_smallest_sound_a() -> None:
+    """At n = 2^31 and β < γ the bound sits where the uniform part's misses, γ(n − a)/(n + 1),
+    meet β, far in the geometric tail (α^a underflows every float): it is found from enclosures
+    of α^a, never from a^m and b^m (which overflow them), and is the smallest sound a."""
+    n, gamma, beta = 1 << 31, Fraction(1, 10), Fraction(1, 20)
+    sampler = create({"n": n, "epsilon": Fraction(1, 4), "gamma": gamma})
+    a = sampler.accuracy(beta).per_query.a
+    # γ(n − a)/(n + 1) ≤ β < γ(n − a + 1)/(n + 1) up to the geometric part, below 2^-1000 there.
+    assert gamma * Fraction(n - a, n + 1) <= beta < gamma * Fraction(n - a + 2, n + 1)

@@ -47,4 +47,5 @@ ZOO: dict[type[dpplug.Mechanism], tuple[str, str]] = {
     register_histogram_releasers,
     register_anonymized_histogram_releasers,
     register_query_releasers,
+    register_set_union_selectors,
 ) = kind_hooks(ZOO)
