@@ -11,6 +11,8 @@ from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from gmpy2 import mpq
+
 from dpplug.errors import BadParameter
 from dpplug.guarantee import Accuracy, Guarantee
 from dpplug.params import Schema, probability_param
@@ -23,6 +25,8 @@ if TYPE_CHECKING:
 BETA = probability_param("beta", "Failure probability of the accuracy bound.")
 #: How many (β, accuracy) pairs :meth:`Mechanism.accuracy` keeps per mechanism.
 _ACCURACIES_KEPT = 8
+#: The exact rational type: a β of it that was validated before is looked up directly.
+MPQ = type(mpq(0))
 
 
 class Mechanism(ABC):
@@ -84,8 +88,10 @@ class Mechanism(ABC):
 
         Mechanisms are immutable once built, so the last few answers are kept: releasers attach
         the accuracy at their β to every release, and some bounds take a scan to compute."""
-        exact = BETA.coerce(beta)
         known: dict[Any, Accuracy] = self.__dict__.setdefault("_accuracies", {})
+        if type(beta) is MPQ and beta in known:  # an exact β already validated: no coercion
+            return known[beta]
+        exact = BETA.coerce(beta)
         if exact not in known:
             if len(known) >= _ACCURACIES_KEPT:
                 known.pop(next(iter(known)))

@@ -62,7 +62,7 @@ n is at most :data:`MAX_N` (the message names the alternatives).
 
 from __future__ import annotations
 
-from functools import lru_cache, partial
+from functools import cached_property, lru_cache, partial
 from typing import Any
 
 import gmpy2
@@ -190,8 +190,9 @@ class PureSparseHistogramReleaser(HistogramReleaser):
         }
         warn_if_uncovered(self)
 
-    @property
+    @cached_property
     def guarantee(self) -> Guarantee:
+        """e^{2ε} of the sampler's e^ε (kept: every enumerated run of a release carries it)."""
         return Guarantee(self.sampler.guarantee.exp_epsilon**2, 0, REPLACE_ONE)
 
     def _keep_heavy_beta(self, beta: Any) -> Any:

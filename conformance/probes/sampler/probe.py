@@ -537,7 +537,8 @@ class SamplerProbe(Probe):
                 (("sample", Dimension.SIZE),),
                 "exact-privacy",
                 Status.EXACT,
-                f"one element of a call of {LARGE_CALL} counts, its draw explored exactly with "
+                f"one element of a call of {LARGE_CALL} counts (or {KIND_PATH_CALL} on the kind's "
+                "element-by-element path), its draw explored exactly with "
                 "the others fixed",
                 lambda s: _element_problems(self, s.seed),
             ),
@@ -702,6 +703,8 @@ def _declared_a(sampler: CountingQuerySampler, beta: Any) -> int | None:
         return None
 
 
+#: The call whose last element is explored when the sampler keeps the kind's batch path.
+KIND_PATH_CALL = 1031
 #: The βs the declared accuracy is checked at on the size ladder: the exact grid and every
 #: power of ten from 10⁻⁷ to 10⁻³⁰ (a bound off by a constant factor is hidden at a β where
 #: rounding a down absorbs it, and seen at most others).
@@ -782,9 +785,14 @@ def _cdf_problems(
 
 
 def _element_problems(probe: SamplerProbe, seed: int) -> list[str]:
-    """The last element of one large mixed call (:func:`~..replay.one_element_law`)."""
+    """The last element of one large mixed call (:func:`~..replay.one_element_law`): of
+    :data:`LARGE_CALL` counts where the sampler has its own batch path, where size-keyed code
+    lives; of :data:`KIND_PATH_CALL` where it keeps the kind's element-by-element one (whose
+    every element runs the same M(c, U(d)), whatever the call's size)."""
     classes = probe._classes()
-    values = np.asarray(classes, dtype=np.int64)[np.arange(LARGE_CALL) % len(classes)]
+    own = type(probe.sampler)._sample is not CountingQuerySampler._sample
+    size = LARGE_CALL if own else KIND_PATH_CALL
+    values = np.asarray(classes, dtype=np.int64)[np.arange(size) % len(classes)]
     found = one_element_law(probe.sampler.sample, values, _pmf_of(probe.sampler), seed)
     return [] if found is None else [found]
 
