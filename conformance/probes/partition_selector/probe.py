@@ -51,7 +51,7 @@ from dpplug.conformance.replay import (
     one_element_law,
 )
 from dpplug.conformance.settings import Settings
-from dpplug.errors import NotSupported
+from dpplug.errors import DpplugError, NotSupported
 from dpplug.guarantee import Guarantee, Relation
 from dpplug.kinds import UNBOUNDED_COUNT, PartitionSelector, Selection
 from dpplug.kinds.partition_selector.gaussian_dp import pair_slack
@@ -379,6 +379,16 @@ class SelectorProbe(Probe):
                 lambda s: self._huge_replay_problems() or self._element_problems(s.seed),
             ),
             Check(
+                (("select", Dimension.SIZE), ("keep_probability", Dimension.SIZE)),
+                "exact-privacy",
+                Status.EXACT,
+                f"δ at {', '.join(str(d) for d in TINY_DELTAS)} (saturation past every small "
+                "case's): select() replayed (where its draws split outcome by outcome) and "
+                "neighbouring laws compared at unit counts 2^k, 10^k and their neighbours below "
+                "it",
+                lambda s: self._tiny_delta_problems(),
+            ),
+            Check(
                 (("keep_probability", Dimension.SIZE),),
                 "exact-privacy",
                 Status.EXACT,
@@ -427,6 +437,44 @@ class SelectorProbe(Probe):
                 f"at {units} units it releases {dict(sorted(replay.law.items()))}, but "
                 f"output_pmf({units}) declares {dict(sorted(declared.items()))}"
             ]
+        return []
+
+    def _tiny_delta_problems(self) -> list[str]:
+        """For each δ of :data:`TINY_DELTAS` the schema takes on this case, ``select`` replayed
+        exactly against ``output_pmf`` and the neighbouring laws compared (per-partition
+        guarantee) at the unit counts :func:`ladder_units` below the saturation, where a fast
+        path keyed to a fixed count (rather than to the saturation) lives."""
+        if "delta" not in {p.name for p in type(self.selector).schema}:
+            raise NotSupported("the selector takes no δ parameter")
+        checked = 0
+        for delta in TINY_DELTAS:
+            params = {**self.params, "delta": delta}
+            try:
+                made = self.selector.registry_in_use().create(self.selector.name, **params)
+            except DpplugError:
+                continue
+            assert isinstance(made, PartitionSelector)
+            probe, per = SelectorProbe(made, params), made.per_partition
+            for units in ladder_units(made.saturation):
+                law = {z: p for z, p in made.output_pmf(units).items() if p}
+                try:
+                    problems = probe._replay(partial(probe._decide_one, units), units, law)
+                except NotSupported:  # a draw too large to replay: the laws are still compared
+                    problems = []
+                if problems:
+                    return [f"δ = {delta}: select() {problems[0]}"]
+                p, q = made.output_pmf(units), made.output_pmf(units + 1)
+                worst = max(
+                    hockey_stick(p, q, per.exp_epsilon), hockey_stick(q, p, per.exp_epsilon)
+                )
+                if worst > per.delta:
+                    return [
+                        f"δ = {delta}: the laws at {units} and {units + 1} units have divergence "
+                        f"{float(worst):.3g} above the per-partition δ = {float(per.delta):.3g}"
+                    ]
+            checked += 1
+        if not checked:
+            raise NotSupported(f"the schema takes none of δ = {TINY_DELTAS} on this case")
         return []
 
     def _huge_replay_problems(self) -> list[str]:
@@ -543,6 +591,8 @@ def _same_selection(a: Any, b: Any) -> bool:
     return bool(np.array_equal(a.keep, b.keep)) and same_counts
 
 
+#: The small δs the size check builds the first declared case with.
+TINY_DELTAS = (mpq(1, 10**6), mpq(1, 10**9))
 #: Generated cases saturating above this many units are too large for the exact checks.
 MAX_SMALL_SATURATION = 256
 #: The most replays of one ``select`` call (a larger law is left to the sampling-law contract).
@@ -562,6 +612,13 @@ def replayed_units(selector: PartitionSelector) -> list[int]:
     edges = {0, 1, 2, m - 1, m, m + 1, s - 1, s, s + 1, s + _linf(selector)}
     edges |= {s + sign * shift for sign in (-1, 1) for shift in (m - 2, m - 1, m)}
     return sorted({n for n in edges if n >= 0} | set(_spread(s + 1, MAX_REPLAYED_UNITS)))
+
+
+def ladder_units(saturation: int) -> list[int]:
+    """Unit counts 2^k and 10^k and their neighbours, from 1 to one past *saturation*."""
+    powers = {*(1 << k for k in range(63)), *(10**k for k in range(19))}
+    near = {n + step for n in powers for step in (-1, 0, 1)}
+    return sorted(n for n in near if 1 <= n <= saturation + 1)
 
 
 def _spread(count: int, most: int) -> list[int]:
