@@ -72,6 +72,8 @@ from dpplug.universe import Universe
 EXACT_LABELS = 3
 #: … and gives up (NotSupported) when there would be more datasets than this.
 MAX_DATASETS = 500
+#: The most non-empty labels of the datasets the spread check compares (one row each).
+SPREAD_LABELS = 6
 #: Generated cases with more rows than this are too large for the exact checks.
 MAX_SMALL_N = 3
 #: The most releases a sampled accuracy claim may take.
@@ -601,7 +603,44 @@ class ReleaserProbe(Probe):
                 "labels at both ends of a large universe treated alike",
                 lambda s: self._size_problems(s),
             ),
+            Check(
+                (("release", Dimension.RELATIONS),),
+                "exact-privacy",
+                Status.EXACT,
+                f"neighbours holding up to {SPREAD_LABELS} non-empty labels, exactly (past the "
+                f"{EXACT_LABELS} labels of every dataset), where the case takes that many rows",
+                lambda s: self._spread_problems(),
+                every_case=True,
+            ),
         ]
+
+    def _spread_problems(self) -> list[str]:
+        """Exact privacy between datasets of one row on each of the first j labels, j up to
+        :data:`SPREAD_LABELS` (as n and the universe allow): the next one a row added, and the
+        same rows with one moved from the first label to the next (replaced), so code keyed to
+        how many labels are non-empty (a threshold or a batch path growing with them) is
+        compared exactly."""
+        releaser = self.releaser
+        most = min(releaser.n, releaser.universe.size, SPREAD_LABELS)
+        if most <= EXACT_LABELS:
+            raise NotSupported(
+                f"this case takes at most {most} non-empty labels: the exact check's datasets "
+                "hold every such histogram already"
+            )
+        labels = [releaser.universe.label(i) for i in range(most)]
+        chain = [dict.fromkeys(labels[:j], 1) for j in range(most + 1)]
+        pairs = [(chain[j], chain[j + 1]) for j in range(most)]
+        pairs += [({**chain[j], labels[0]: 2}, chain[j + 1]) for j in range(1, most)]
+        relation = self.guarantee.neighbouring.relation
+        if relation is not Relation.REPLACE_ONE:
+            pairs = pairs[:most]  # moving a row is two steps under add/remove
+        guarantee = releaser.guarantee
+        worst = WorstCase(guarantee.exp_epsilon)
+        for d, d2 in pairs:
+            worst.compare(
+                str(d), str(d2), *_coded(releaser.release_law(d), releaser.release_law(d2))
+            )
+        return list(worst.failures(guarantee, "datasets with many non-empty labels"))
 
     def _forms(self, data: dict[Any, int]) -> list[tuple[str, object]]:
         """*data* (a mapping) in the other forms a caller may pass: rows as a list, a tuple, a
