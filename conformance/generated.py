@@ -19,7 +19,8 @@ of cases are derived from the schema, each covered whatever the run's seed:
   without bounded DP, …), so a flaw that needs two options together does not depend on the seed.
 - **Options for another mechanism** (a releaser's ``sampler_options``) that name what the
   releaser derives for it, ε and n: the plugin must refuse them or honour them in its guarantee;
-  these cases are kept whatever the seed.
+  and the **smallest universes**, of one and two labels. These cases are kept whatever the
+  seed.
 
 Each such case is tried on the declared cases in a seeded rotation, and the first the plugin
 accepts that is small enough for the exact checks
@@ -37,7 +38,7 @@ from itertools import combinations, zip_longest
 from typing import Any, TypeVar
 
 from dpplug.errors import DpplugError
-from dpplug.param_types import BooleanType, IntegerType, OptionsType
+from dpplug.param_types import BooleanType, IntegerType, OptionsType, UniverseType
 from dpplug.params import Param
 from dpplug.plugin_registry import Entry
 
@@ -116,11 +117,15 @@ def pairwise_settings(options: dict[str, list[object]]) -> list[dict[str, object
     return settings
 
 
-def _sets_options(case: Case, entry: Entry) -> bool:
-    """Whether *case* passes options on to another mechanism (an options parameter not at its
-    default): those cases are kept whatever the seed, as few as they are."""
+def _structural(case: Case, entry: Entry) -> bool:
+    """Whether *case* passes options on to another mechanism or sets a universe from the
+    type's candidates (the smallest ones): those cases are kept whatever the seed, as few as
+    they are."""
     return any(
-        isinstance(p.type, OptionsType) and case.get(p.name, p.default) != p.default
+        isinstance(p.type, OptionsType | UniverseType)
+        and p.name in case
+        and case[p.name] != p.default
+        and case[p.name] in p.type.candidates(p, (), random.Random(0))
         for p in entry.cls.schema
     )
 
@@ -163,7 +168,7 @@ def generated_cases(
     groups = candidate_groups(entry, seed)
     if len(groups) > most:  # more than can be kept: a seeded choice, options set first
         random.Random(seed).shuffle(groups)
-        groups.sort(key=lambda group: not _sets_options(group[0], entry))
+        groups.sort(key=lambda group: not _structural(group[0], entry))
     for group in groups:
         if len(found) == most:
             break

@@ -237,6 +237,11 @@ class UniverseType(ParamType):
     def range_text(self, param: Param) -> str:
         return "range:LOW:HIGH, bytes:L, text:L or labels:[…]"
 
+    def candidates(self, param: Param, names: Sequence[str], rng: random.Random) -> list[object]:
+        """The smallest universes, of one and two labels, where special cases (a count that
+        determines the other) tempt a shortcut."""
+        return ["range:0:0", "range:0:1"]
+
     def bad_values(self, param: Param) -> list[object]:
         return [
             "",

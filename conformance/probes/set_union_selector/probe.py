@@ -61,7 +61,7 @@ from dpplug.conformance.probes.set_union_selector.models import Model, model_of
 from dpplug.conformance.settings import Settings
 from dpplug.errors import BadParameter, DpplugError, NotSupported
 from dpplug.guarantee import Relation
-from dpplug.kinds.set_union_selector import SetUnionSelector, unit_sets
+from dpplug.kinds.set_union_selector import SetUnionSelector, canonical_labels, unit_sets
 from dpplug.kinds.set_union_selector.declared import GaussianRounds, compose_rounds
 from dpplug.kinds.set_union_selector.keep_draws import Keeps
 from dpplug.pmf import Pmf
@@ -385,10 +385,15 @@ class SetUnionProbe(Probe):
         return DataSpace(data, valid, self.selector.select)
 
     def _datasets(self) -> dict[str, object]:
+        """Small datasets, and one whose first units hold the labels out of canonical order, each
+        label by twice as many units as release it half the time (so its release order shows)."""
+        many = 2 * self._batch_units()
+        backwards = {u: ["c"] for u in range(many)} | {many + u: ["b", "a"] for u in range(many)}
         return {
             "empty": {},
             "mapping": {1: ["a", "b"], 2: ["a"], "x": ["c", "a", "b"]},
             "pairs": [(1, "a"), (1, "b"), (2, "a"), ("x", "c")],
+            "labels first held out of order": backwards,
         }
 
     def calls(self, seed: int) -> list[Call]:
@@ -411,7 +416,7 @@ class SetUnionProbe(Probe):
             draws[name] = source.draws
             if type(out) is not list or not set(out) <= union:
                 problems.append(f"{name}: released {out!r}, not a list of the data's labels")
-            elif out != sorted(out, key=lambda x: (not isinstance(x, int), str(x))):
+            elif out != canonical_labels(out):
                 problems.append(f"{name}: released {out!r}, not in canonical order")
             if union and source.draws == 0:
                 problems.append(f"{name}: drew nothing from the RandomSource")
