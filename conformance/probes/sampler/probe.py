@@ -743,7 +743,8 @@ def _cdf_problems(
     assert d is not None
     cdf = [sampler.scaled_cdf(z, count) for z in range(-1, n + 1)]
     if cdf[0] != 0 or cdf[-1] != d:
-        return [f"F({count}, −1) = {cdf[0]} and F({count}, n) = {cdf[-1]}, not 0 and d = {d}"], 0.0
+        ends = f"F({count}, −1) = {_shown_u(cdf[0])} and F({count}, n) = {_shown_u(cdf[-1])}"
+        return [f"{ends}, not 0 and d = {_shown_u(d)}"], 0.0
     for z in range(n + 1):
         mass = mpq(cdf[z + 1] - cdf[z], d)
         if mass != declared.prob(z):
@@ -777,9 +778,9 @@ def _cdf_problems(
         expected = bisect.bisect_left(cdf, u, lo=1) - 1
         if sampler(count, u) != expected:
             return [
-                f"M({count}, u={u}) = {sampler(count, u)}, but the inverse of its scaled CDF "
-                f"gives {expected} (with d = {d} too large to enumerate, M(c, ·) must be the "
-                "inverse of its scaled CDF)"
+                f"M({count}, u={_shown_u(u)}) = {sampler(count, u)}, but the inverse of its "
+                f"scaled CDF gives {expected} (with d = {_shown_u(d)} too large to enumerate, "
+                "M(c, ·) must be the inverse of its scaled CDF)"
             ], RANDOM_SHARE
     return [], RANDOM_SHARE
 
@@ -851,19 +852,28 @@ def _points_problems(sampler: CountingQuerySampler, seed: int) -> list[str]:
             found = sampler(count, u)
             if found != expected:
                 return [
-                    f"M({count}, u={u}) = {found}, but the inverse of its scaled CDF gives "
-                    f"{expected}"
+                    f"M({count}, u={_shown_u(u)}) = {found}, but the inverse of its scaled CDF "
+                    f"gives {expected}"
                 ]
             served = _served_sample(sampler, count, u)
             if served is not None and served != expected:
                 return [
-                    f"sample([{count}]) given u = {u} returned {served}, but M({count}, u) = "
-                    f"{expected}"
+                    f"sample([{count}]) given u = {_shown_u(u)} returned {served}, but "
+                    f"M({count}, u) = {expected}"
                 ]
         problems = _tail_problems(sampler, count)
         if problems:
             return problems
     return []
+
+
+def _shown_u(u: int) -> str:
+    """A draw (or d) in a message: in full up to 30 digits, else its length and leading digits
+    (an integer of thousands of digits can be neither printed nor read)."""
+    if u.bit_length() <= 99:
+        return str(u)
+    top = u >> (u.bit_length() - 99)
+    return f"a {u.bit_length()}-bit integer starting {top}…"
 
 
 def _tail_problems(sampler: CountingQuerySampler, count: int) -> list[str]:
