@@ -1,4 +1,4 @@
-"""The broken plugins red teams wrote blind to the suite (support.blind_a, _b and _c) fail
+"""The broken plugins red teams wrote blind to the suite (support.blind_a to _d) fail
 the contract that catches each, for the reason given, in the default run's settings."""
 
 from __future__ import annotations
@@ -12,9 +12,9 @@ from dpplug.conformance.results import Outcome
 from dpplug.conformance.runner import CONTRACTS, run_contract
 from dpplug.conformance.settings import Settings
 
-from support import blind_a, blind_b, blind_c
+from support import blind_a, blind_b, blind_c, blind_d
 
-ZOOS = (blind_a, blind_b, blind_c)
+ZOOS = (blind_a, blind_b, blind_c, blind_d)
 REGISTRIES = {zoo: Registry.load([zoo], entry_points=False) for zoo in ZOOS}
 
 
