@@ -124,8 +124,7 @@ def _structural(case: Case, entry: Entry) -> bool:
     return any(
         isinstance(p.type, OptionsType | UniverseType)
         and p.name in case
-        and case[p.name] != p.default
-        and case[p.name] in p.type.candidates(p, (), random.Random(0))
+        and case[p.name] in p.type.candidates(p, (), random.Random(0))  # rng unused by these
         for p in entry.cls.schema
     )
 
@@ -166,7 +165,7 @@ def generated_cases(
     found: list[T] = []
     most = MAX_GENERATED if exhaustive else MAX_GENERATED_OTHERS
     groups = candidate_groups(entry, seed)
-    if len(groups) > most:  # more than can be kept: a seeded choice, options set first
+    if len(groups) > most:  # more than can be kept: a seeded choice, structural cases first
         random.Random(seed).shuffle(groups)
         groups.sort(key=lambda group: not _structural(group[0], entry))
     for group in groups:

@@ -164,6 +164,17 @@ def lag_tests(
     return tests
 
 
+def other_widths(values: npt.NDArray[np.int64]) -> list[tuple[str, npt.NDArray[Any]]]:
+    """*values* in every numpy integer type other than int64 that holds all of them, each named
+    by its type."""
+    low, high = int(values.min()), int(values.max())
+    return [
+        (np.dtype(dtype).name, values.astype(dtype))
+        for dtype in (np.int8, np.int16, np.int32, np.uint8, np.uint16, np.uint32, np.uint64)
+        if np.iinfo(dtype).min <= low and high <= np.iinfo(dtype).max
+    ]
+
+
 def forms(counts: npt.NDArray[np.int64]) -> list[tuple[str, object]]:
     """The same 2-D array of integers in every other form a caller may pass (see the module
     docstring); integer widths only where they hold every value."""
@@ -171,11 +182,7 @@ def forms(counts: npt.NDArray[np.int64]) -> list[tuple[str, object]]:
         ("a nested list of ints", counts.tolist()),
         ("a list of numpy integers", [[np.int64(v) for v in row] for row in counts]),
     ]
-    low, high = int(counts.min()), int(counts.max())
-    for dtype in (np.int8, np.int16, np.int32, np.uint8, np.uint16, np.uint32, np.uint64):
-        info = np.iinfo(dtype)
-        if info.min <= low and high <= info.max:
-            found.append((f"{np.dtype(dtype).name}", counts.astype(dtype)))
+    found += other_widths(counts)
     readonly = counts.copy()
     readonly.setflags(write=False)
     found += [

@@ -283,16 +283,24 @@ class IndependentAnswersVerifier(Verifier):
             return f"{data}, the total of k answers to one query"
         return None
 
+    @cached_property
+    def _middle_law(self) -> EnclosedLaw | None:
+        """The enclosed answer law on {x₀: ⌊n/2⌋} (``None`` past :data:`MAX_EXACT_SCALE`), for
+        every β's accuracy bounds."""
+        try:
+            return self._answer_law(self._releaser.n // 2 * self._releaser.workload.grid).enclosed()
+        except NotSupported:
+            return None
+
     def accuracy_bounds(self, a: int, queries: int) -> tuple[str, Rat, Rat] | None:
         """Bounds on the probability that one of *queries* answers to {x₀: 1} on {x₀: ⌊n/2⌋}
         (the middle, where clamping helps least) errs by more than *a* grid units: the answers
         are independent (replayed in :meth:`implementation_check`), so it is 1 − (1 − p)^k for
         one answer's p, enclosed from the answer law."""
-        try:
-            law = self._answer_law(self._releaser.n // 2 * self._releaser.workload.grid)
-        except NotSupported:
+        scaled = self._releaser.n // 2 * self._releaser.workload.grid
+        enclosed = self._middle_law
+        if enclosed is None:
             return None
-        enclosed, scaled = law.enclosed(), self._releaser.n // 2 * self._releaser.workload.grid
         near = range(max(enclosed.low, scaled - a), min(enclosed.high, scaled + a) + 1)
         inside_lo = sum((enclosed.bounds[z - enclosed.low][0] for z in near), mpq(0))
         inside_hi = sum((enclosed.bounds[z - enclosed.low][1] for z in near), enclosed.outside)

@@ -32,6 +32,7 @@ from scipy.stats import binom
 from dpplug.conformance.coverage import Status
 from dpplug.conformance.divergence import WorstCase
 from dpplug.conformance.privacy_check import PrivacyCheck
+from dpplug.conformance.probes.arrays import other_widths
 from dpplug.conformance.probes.base import (
     BETAS,
     NOT_REPRODUCIBLE,
@@ -84,17 +85,6 @@ ACCURACY_LABELS = 3
 SHIFTED_STARTS = (1, 1 << 40)
 #: The most rows of one label the forms check passes over a shifted universe.
 SHIFTED_ROWS = 1000
-#: The numpy integer types an array of labels is passed in.
-INTEGER_WIDTHS: tuple[type[np.signedinteger[Any] | np.unsignedinteger[Any]], ...] = (
-    np.int8,
-    np.uint8,
-    np.int16,
-    np.uint16,
-    np.int32,
-    np.uint32,
-    np.int64,
-    np.uint64,
-)
 #: Hygiene releases per dataset: enough to see a data-dependent order or an empty bin by chance.
 RELEASES = 32
 #: Other insertion orders each hygiene dataset is also released in.
@@ -656,12 +646,9 @@ class ReleaserProbe(Probe):
             ("numpy counts", {label: np.int64(count) for label, count in data.items()}),
         ]
         if rows and all(isinstance(label, int) for label in rows):
-            for width in INTEGER_WIDTHS:
-                limits = np.iinfo(width)
-                if limits.min <= min(rows) and max(rows) <= limits.max:
-                    forms.append(
-                        (f"a numpy {width.__name__} array of labels", np.array(rows, width))
-                    )
+            labels = np.array(rows, dtype=np.int64)
+            forms.append(("a numpy int64 array of labels", labels))
+            forms += [(f"a numpy {name} array of labels", a) for name, a in other_widths(labels)]
         return forms
 
     def _form_cases(self, seed: int) -> list[tuple[HistogramReleaser, str, dict[Any, int]]]:

@@ -454,7 +454,7 @@ class SelectorProbe(Probe):
             except DpplugError:
                 continue
             assert isinstance(made, PartitionSelector)
-            probe, per = SelectorProbe(made, params), made.per_partition
+            probe = SelectorProbe(made, params)
             for units in ladder_units(made.saturation):
                 law = {z: p for z, p in made.output_pmf(units).items() if p}
                 try:
@@ -463,15 +463,9 @@ class SelectorProbe(Probe):
                     problems = []
                 if problems:
                     return [f"δ = {delta}: select() {problems[0]}"]
-                p, q = made.output_pmf(units), made.output_pmf(units + 1)
-                worst = max(
-                    hockey_stick(p, q, per.exp_epsilon), hockey_stick(q, p, per.exp_epsilon)
-                )
-                if worst > per.delta:
-                    return [
-                        f"δ = {delta}: the laws at {units} and {units + 1} units have divergence "
-                        f"{float(worst):.3g} above the per-partition δ = {float(per.delta):.3g}"
-                    ]
+                problems = _neighbour_problems(made, units)
+                if problems:
+                    return [f"δ = {delta}: {problems[0]}"]
             checked += 1
         if not checked:
             raise NotSupported(f"the schema takes none of δ = {TINY_DELTAS} on this case")
@@ -518,17 +512,10 @@ class SelectorProbe(Probe):
         """The per-partition guarantee between the declared laws at u and u + 1 for the huge u of
         :meth:`_classes` (the exact check compares neighbours only up to the saturation, past
         which the kind says they repeat)."""
-        per = self.selector.per_partition
         for units in self._classes():
-            if units < 1 << 16:
-                continue
-            p, q = self.selector.output_pmf(units), self.selector.output_pmf(units + 1)
-            worst = max(hockey_stick(p, q, per.exp_epsilon), hockey_stick(q, p, per.exp_epsilon))
-            if worst > per.delta:
-                return [
-                    f"the laws at {units} and {units + 1} units have divergence "
-                    f"{float(worst):.3g} above the per-partition δ = {float(per.delta):.3g}"
-                ]
+            problems = _neighbour_problems(self.selector, units) if units >= 1 << 16 else []
+            if problems:
+                return problems
         return []
 
     def _decider_problems(self) -> list[str]:
@@ -612,6 +599,19 @@ def replayed_units(selector: PartitionSelector) -> list[int]:
     edges = {0, 1, 2, m - 1, m, m + 1, s - 1, s, s + 1, s + _linf(selector)}
     edges |= {s + sign * shift for sign in (-1, 1) for shift in (m - 2, m - 1, m)}
     return sorted({n for n in edges if n >= 0} | set(_spread(s + 1, MAX_REPLAYED_UNITS)))
+
+
+def _neighbour_problems(selector: PartitionSelector, units: int) -> list[str]:
+    """The per-partition guarantee between the declared laws at *units* and *units* + 1."""
+    per = selector.per_partition
+    p, q = selector.output_pmf(units), selector.output_pmf(units + 1)
+    worst = max(hockey_stick(p, q, per.exp_epsilon), hockey_stick(q, p, per.exp_epsilon))
+    if worst <= per.delta:
+        return []
+    return [
+        f"the laws at {units} and {units + 1} units have divergence {float(worst):.3g} above "
+        f"the per-partition δ = {float(per.delta):.3g}"
+    ]
 
 
 def ladder_units(saturation: int) -> list[int]:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import bisect
 import math
 import random
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 from fractions import Fraction
 from functools import cached_property, partial
@@ -64,7 +64,7 @@ from dpplug.conformance.replay import (
 )
 from dpplug.conformance.settings import Settings
 from dpplug.errors import BadParameter, NotSupported
-from dpplug.exact import Rat
+from dpplug.exact import Rat, smallest_at_least
 from dpplug.guarantee import Guarantee, Relation
 from dpplug.kinds import UNBOUNDED_COUNT, CountingQuerySampler
 from dpplug.pmf import Pmf
@@ -629,20 +629,19 @@ class SamplerProbe(Probe):
         to c and at random u among them, and ``sample()`` served that u gives M(c, u) (where it
         draws one U(d), or 2^k bits with d = 2^k), and both at the ends of the draw's range
         (:func:`_tail_problems`)."""
-        checked = 0
-        for sampler in self._large_samplers():
-            checked += 1
+        for sampler in self._large_samplers:
             problems = _points_problems(sampler, seed)
             if problems:
                 return [f"at n = {sampler.n}: {problems[0]}"]
-        if not checked and (self.sampler.n or 0) > MAX_FIXED_N:
+        if not self._large_samplers and (self.sampler.n or 0) > MAX_FIXED_N:
             raise NotSupported("the schema takes no n of the size ladder")
         return []  # or n is fixed and small: the exact checks cover every count
 
-    def _large_samplers(self) -> Iterator[CountingQuerySampler]:
+    @cached_property
+    def _large_samplers(self) -> list[CountingQuerySampler]:
         """The case at each n of the size ladder the schema takes (while d has at most
         :data:`LARGE_N_BITS` bits after the first)."""
-        checked = 0
+        made: list[CountingQuerySampler] = []
         for n in _size_ladder(self.sampler):
             try:
                 sampler = self.sampler.registry_in_use().create(
@@ -651,20 +650,19 @@ class SamplerProbe(Probe):
             except BadParameter:
                 continue
             assert isinstance(sampler, CountingQuerySampler) and sampler.d is not None
-            if checked and sampler.d.bit_length() > LARGE_N_BITS:
-                return
-            checked += 1
-            yield sampler
+            if made and sampler.d.bit_length() > LARGE_N_BITS:
+                break
+            made.append(sampler)
+        return made
 
     def _large_n_accuracy_problems(self) -> list[str]:
         """At each n of the size ladder, the declared a(β) at every β of :data:`SIZE_BETAS`
         against the exact probability that the output at the middle count c = ⌊n/2⌋ (where
         clamping to [0, n] helps least) is farther than a from c: (F(c, c − a − 1) + d −
         F(c, c + a))/d. At a small n the bound is capped by n; at a large one it is not."""
-        samplers = list(self._large_samplers())
-        if not samplers:
+        if not self._large_samplers:
             raise NotSupported("the schema takes no n of the size ladder")
-        for sampler in samplers:
+        for sampler in self._large_samplers:
             n, d = sampler.n, sampler.d
             assert n is not None and d is not None
             count = n // 2
@@ -889,7 +887,8 @@ def _tail_problems(sampler: CountingQuerySampler, count: int) -> list[str]:
     for name, u in named.items():
         if not 1 <= u <= d:
             continue
-        expected = _inverse_cdf(sampler, count, u)
+        # The smallest z in [0, n] with F(count, z) ≥ u (F is non-decreasing).
+        expected = smallest_at_least(partial(_cdf_at, sampler, count), 0, n, u)
         for what, found in (
             (f"M({count}, u = {name})", sampler(count, u)),
             (f"sample([{count}]) given u = {name}", _served_sample(sampler, count, u)),
@@ -902,17 +901,8 @@ def _tail_problems(sampler: CountingQuerySampler, count: int) -> list[str]:
     return []
 
 
-def _inverse_cdf(sampler: CountingQuerySampler, count: int, u: int) -> int:
-    """The smallest z in [0, n] with F(count, z) ≥ u, by bisection (F is non-decreasing)."""
-    assert sampler.n is not None
-    low, high = 0, sampler.n
-    while low < high:
-        middle = (low + high) // 2
-        if sampler.scaled_cdf(middle, count) >= u:
-            high = middle
-        else:
-            low = middle + 1
-    return low
+def _cdf_at(sampler: CountingQuerySampler, count: int, z: int) -> int:
+    return sampler.scaled_cdf(z, count)
 
 
 def _served_sample(sampler: CountingQuerySampler, count: int, u: int) -> int | None:
