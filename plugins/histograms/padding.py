@@ -137,11 +137,11 @@ class Padding(Draw):
         probability 1/Π_i (free − count + i + 1)); NotSupported past :data:`MAX_DRAW_VECTORS`."""
         first = self.free - self.count
         ranges = [range(first + i + 1) for i in range(self.count)]
-        vectors = math.prod(len(r) for r in ranges)
+        vectors = math.prod(first + i + 1 for i in range(self.count))  # len() overflows past 2^63
         if vectors > MAX_DRAW_VECTORS:
             raise NotSupported(
                 f"the law of a padding of {self.count} out of {self.free} labels takes "
-                f"{vectors:,} vectors of draws, more than {MAX_DRAW_VECTORS:,}"
+                f"more than {MAX_DRAW_VECTORS:,} vectors of draws"
             )
         found: dict[tuple[int, ...], int] = {}
         for draws in product(*ranges):
