@@ -6,8 +6,9 @@ bound n on rows, …).
 
 It also checks the budget dimension (:mod:`.budget`): on every declared case and on one case of
 each group the suite derives from the schema (:func:`~.generated.candidate_groups`: every rung
-of the ε ladder from 1/1000 to 64 and a seeded ε inside each wide gap, every δ, …), whatever its
-size, the declared guarantee is within the ε and δ asked for."""
+of the ε ladder from 1/1000 to 64 and a seeded ε inside each wide gap, every δ, …, and each
+integer parameter up its size ladder, :func:`~.generated.ladder_groups`), whatever its size, the
+declared guarantee is within the ε and δ asked for."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ from fractions import Fraction
 
 from dpplug.conformance.budget import budget_problem
 from dpplug.conformance.coverage import Cell, Status, cell
-from dpplug.conformance.generated import candidate_groups
+from dpplug.conformance.generated import candidate_groups, ladder_groups
 from dpplug.conformance.probes.base import EXACT_BETAS, describe_case, instances
 from dpplug.conformance.results import ContractResult, Outcome
 from dpplug.conformance.settings import Settings
@@ -48,7 +49,7 @@ def _budget(entry: Entry, settings: Settings) -> tuple[list[str], int]:
     """Budget problems on the declared cases and one accepted case per generated group, and how
     many cases were compared."""
     cases = [dict(case) for case in entry.cls.conformance_cases]
-    for group in candidate_groups(entry, settings.seed):
+    for group in [*candidate_groups(entry, settings.seed), *ladder_groups(entry)]:
         for params in group:
             try:
                 entry.create(**params)
@@ -99,6 +100,13 @@ def check(entry: Entry, settings: Settings) -> ContractResult:
             Dimension.BUDGET,
             Status.CHECKED,
             f"within the ε and δ asked for on {compared} cases (the ε ladder 1/1000–64)",
+        ),
+        cell(
+            "guarantee",
+            Dimension.SIZE,
+            Status.CHECKED,
+            "within the ε and δ asked for with each integer parameter up its size ladder (one "
+            "past 8, 64, 1024, 2^16, 2^31, 2^32, 2^53, and the schema's top)",
         ),
     )
     return ContractResult(

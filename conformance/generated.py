@@ -33,7 +33,7 @@ choice of :data:`MAX_GENERATED_OTHERS`.
 from __future__ import annotations
 
 import random
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from itertools import combinations, zip_longest
 from typing import Any, TypeVar
 
@@ -48,6 +48,8 @@ MAX_GENERATED = 48
 #: The most generated cases per plugin of another probe (releasers, whose release laws are costly
 #: to enumerate): a seeded choice of the groups.
 MAX_GENERATED_OTHERS = 12
+#: The universe of the size ladder's cases where the declared one is too small: 2^64 labels.
+LADDER_UNIVERSE = "bytes:8"
 #: An option left out of a case (its default, or absent for an optional one).
 _ABSENT = "<absent>"
 
@@ -150,6 +152,34 @@ def candidate_groups(entry: Entry, seed: int) -> list[list[Case]]:
     for changes in (c for row in zip_longest(*per_param) for c in row if c is not None):
         groups.append(rotated(changes))
     return groups
+
+
+def ladder_changes(schema: Iterable[Param]) -> list[tuple[str, list[Case]]]:
+    """For each integer parameter of *schema* and each value up its size ladder
+    (:meth:`~dpplug.param_types.IntegerType.ladder`), ``name=value`` and the changes to a case
+    that set it: the value alone, then with every universe as large as :data:`LADDER_UNIVERSE`
+    (a bound n on rows may need more labels)."""
+    params = list(schema)
+    universes = {p.name: LADDER_UNIVERSE for p in params if isinstance(p.type, UniverseType)}
+    return [
+        (
+            f"{p.name}={value}",
+            [{p.name: value}, *([{p.name: value, **universes}] if universes else [])],
+        )
+        for p in params
+        if isinstance(p.type, IntegerType)
+        for value in p.type.ladder(p)
+    ]
+
+
+def ladder_groups(entry: Entry) -> list[list[Case]]:
+    """The declared cases with each change of :func:`ladder_changes`: cases too large for the
+    exact checks, for the checks whose cost does not grow with them (the budget)."""
+    declared = [dict(case) for case in entry.cls.conformance_cases]
+    return [
+        [{**case, **change} for change in changes for case in declared]
+        for _, changes in ladder_changes(entry.cls.schema)
+    ]
 
 
 def generated_cases(

@@ -160,10 +160,22 @@ class RationalType(_IntervalType):
 class IntegerType(_IntervalType):
     """An exact ``int`` from an int, ``Fraction`` or numpy integer of integral value (not a
     float: ``n=2.0`` is refused). Candidates: the three smallest values, and the top of a range
-    of at most 16 values."""
+    of at most 16 values; the size ladder (:meth:`ladder`) goes further up."""
 
     name = "integer"
     asked = "an integer"
+    #: Rungs of the size ladder: one past the sizes where code keyed to a size changes (a byte
+    #: of flags, a 64-bit word, tables of 1024 and 2^16 entries, 31- and 32-bit integers,
+    #: integers exact in a double).
+    LADDER: ClassVar[tuple[int, ...]] = tuple((1 << k) + 1 for k in (3, 6, 10, 16, 31, 32, 53))
+
+    def ladder(self, param: Param) -> list[int]:
+        """Values of *param* up its range beyond :meth:`candidates`: the rungs of
+        :attr:`LADDER` inside the range and its top."""
+        low = int(param.low) if param.low is not None else 0
+        top = [int(param.high)] if param.high is not None and param.high > low + 16 else []
+        rungs = [v for v in self.LADDER if v > low + 2 and (param.high is None or v < param.high)]
+        return [*rungs, *top]
 
     def coerce(self, param: Param, value: object) -> Any:
         exact = self._read(param, value)

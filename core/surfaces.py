@@ -71,7 +71,7 @@ class Surface:
 GUARANTEE = Surface(
     "guarantee",
     "the privacy guarantee it achieves, with its neighbouring relation",
-    (Dimension.BUDGET, Dimension.RELATIONS),
+    (Dimension.BUDGET, Dimension.RELATIONS, Dimension.SIZE),
 )
 ACCURACY = Surface(
     "accuracy",

@@ -24,8 +24,10 @@ import numpy.typing as npt
 from hypothesis import strategies as st
 
 from dpplug.conformance.coverage import Status
+from dpplug.conformance.generated import ladder_changes
 from dpplug.conformance.privacy_check import PrivacyCheck
 from dpplug.conformance.settings import Settings
+from dpplug.errors import DpplugError
 from dpplug.guarantee import Guarantee
 from dpplug.mechanism import Mechanism
 from dpplug.plugin_registry import Entry
@@ -299,6 +301,29 @@ class Probe(ABC):
         """Exact and deterministic checks, each run by the contract it names (none by
         default)."""
         return []
+
+    def ladder(self) -> Iterator[tuple[str, Probe]]:
+        """This case with one integer parameter moved up its size ladder
+        (:meth:`~dpplug.param_types.IntegerType.ladder`: one past 8, 64, 1024, 2^16, 2^31, 2^32
+        and 2^53 where the range allows, and the range's top), as ``name=value`` and the probe
+        of the mechanism made from it, for each the plugin accepts: where a limit keyed to a
+        size (a table of 8 weights, a split capped at 64 partitions) breaks a declaration that
+        the small cases keep; with a universe of 2^64 labels where the declared one is too
+        small for the value."""
+        for where, changes in ladder_changes(type(self.mechanism).schema):
+            made = next(filter(None, map(self.variant, changes)), None)
+            if made is not None:
+                yield where, made
+
+    def variant(self, changes: dict[str, Any]) -> Probe | None:
+        """The probe of this case with *changes* to its parameters, or None if the plugin
+        refuses them."""
+        params = {**self.params, **changes}
+        try:
+            made = self.mechanism.registry_in_use().create(self.mechanism.name, **params)
+        except DpplugError:
+            return None
+        return type(self)(made, params)
 
 
 def hostile_rows_and_mappings(known: list[Any], n: int, max_rows: int) -> st.SearchStrategy[Any]:

@@ -190,3 +190,21 @@ def test_probability_parameters_exclude_one_and_zero_unless_zero_is_the_default(
         high_open,
     )
     assert (made.default if not made.required else None) == default
+
+
+@pytest.mark.parametrize(
+    ("low", "high", "ladder"),
+    [
+        (1, 4096, [9, 65, 1025, 4096]),
+        (1, 1024, [9, 65, 1024]),
+        (1, 8, []),
+        (0, None, [9, 65, 1025, 65537, 2**31 + 1, 2**32 + 1, 2**53 + 1]),
+        (-(2**40), 2**40, [9, 65, 1025, 65537, 2**31 + 1, 2**32 + 1, 2**40]),
+    ],
+)
+def test_integer_ladder_climbs_past_sizes_to_the_top_of_the_range(
+    low: int, high: int | None, ladder: list[int]
+) -> None:
+    param = Param("m", INTEGER, "m.", low=low, high=high)
+    assert INTEGER.ladder(param) == ladder
+    assert all(param.coerce(value) == value for value in ladder)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable
-from functools import partial
+from functools import cache, partial
 from itertools import pairwise
 from typing import Any, cast
 
@@ -74,7 +74,6 @@ def selector_privacy(selector: PartitionSelector) -> list[str]:
     ℓ₂ (Gaussian thresholding), their Gaussian-DP composition, with every pair re-checked.
     """
     per = selector.per_partition
-    declared = selector.guarantee
     linf = _linf(selector)
     failures: list[str] = []
     if selector.keep_probability(0) != 0:
@@ -98,17 +97,30 @@ def selector_privacy(selector: PartitionSelector) -> list[str]:
     keep = [selector.keep_probability(n) for n in range(len(laws))]
     if any(p > q for p, q in pairwise(keep)):
         failures.append("the keep probability decreases somewhere: π must be non-decreasing")
-    c = (declared.neighbouring.max_partitions or 1) * (
-        2 if declared.neighbouring.relation is Relation.REPLACE_ONE else 1
-    )
     if selector.gaussian is not None:
-        failures += _gaussian_failures(selector, laws, keep, c, linf)
-    elif declared.exp_epsilon < per.exp_epsilon**c or declared.delta < 1 - (1 - per.delta) ** c:
-        failures.append(
+        failures += _gaussian_failures(selector, laws, keep, _changed(selector), linf)
+    else:
+        failures += _composition_failures(selector)
+    return failures
+
+
+def _changed(selector: PartitionSelector) -> int:
+    """How many partitions one privacy unit changes: ℓ₀, or 2ℓ₀ for replace-one."""
+    neighbouring = selector.guarantee.neighbouring
+    replace = neighbouring.relation is Relation.REPLACE_ONE
+    return (neighbouring.max_partitions or 1) * (2 if replace else 1)
+
+
+def _composition_failures(selector: PartitionSelector) -> list[str]:
+    """The declared guarantee against the basic composition (L^c, 1 − (1 − δ)^c) of the
+    per-partition guarantee over the c partitions one unit changes."""
+    per, declared, c = selector.per_partition, selector.guarantee, _changed(selector)
+    if declared.exp_epsilon < per.exp_epsilon**c or declared.delta < 1 - (1 - per.delta) ** c:
+        return [
             f"the declared guarantee {declared.describe()} is below the composition of {c} "
             "per-partition releases"
-        )
-    return failures
+        ]
+    return []
 
 
 def _linf(selector: PartitionSelector) -> int:
@@ -396,6 +408,15 @@ class SelectorProbe(Probe):
                 lambda s: self._huge_law_problems(),
             ),
             Check(
+                (("guarantee", Dimension.SIZE), ("keep_probability", Dimension.SIZE)),
+                "exact-privacy",
+                Status.EXACT,
+                "each integer parameter up its size ladder (ℓ₀ past 8, 64 and 1024, to the "
+                "schema's top): the exact checks on every unit count up to a saturation of "
+                f"{LADDER_SATURATION}, past it at 2^k and 10^k, and the composition over ℓ₀",
+                lambda s: self._ladder_problems(),
+            ),
+            Check(
                 (("kept_from", Dimension.NUMBERS),),
                 "accuracy",
                 Status.EXACT,
@@ -415,6 +436,30 @@ class SelectorProbe(Probe):
             )
         )
         return checks
+
+    def _ladder_problems(self) -> list[str]:
+        """:func:`selector_privacy` on this case with each integer parameter moved up its size
+        ladder (:meth:`~dpplug.conformance.probes.base.Probe.ladder`: ℓ₀ past 8, 64 and 1024,
+        a pre-threshold past 2^16, …); past a saturation of :data:`LADDER_SATURATION`, the
+        neighbouring laws at the unit counts of :func:`ladder_units` and, for a selector composed
+        in ℓ₁, the composition over the partitions one unit changes."""
+        checked = 0
+        for where, probe in self.ladder():
+            selector = cast(SelectorProbe, probe).selector
+            if selector.saturation <= LADDER_SATURATION:
+                problems = selector_privacy(selector)
+            else:
+                units = ladder_units(selector.saturation, (-1, 0))  # each with units + 1
+                law = cache(selector.output_pmf)
+                problems = [p for n in units for p in _neighbour_problems(selector, n, law)][:1]
+                if selector.gaussian is None:
+                    problems += _composition_failures(selector)
+            if problems:
+                return [f"{where}: {problems[0]}"]
+            checked += 1
+        if not checked:
+            raise NotSupported("the schema takes no integer parameter up its size ladder")
+        return []
 
     def _whole_problems(self, units: npt.NDArray[np.int64], seed: int) -> list[str]:
         selection = self.selector.select(units, SeededSource(seed))
@@ -582,6 +627,10 @@ def _same_selection(a: Any, b: Any) -> bool:
 TINY_DELTAS = (mpq(1, 10**6), mpq(1, 10**9))
 #: Generated cases saturating above this many units are too large for the exact checks.
 MAX_SMALL_SATURATION = 256
+#: The largest saturation at which a size-ladder case's laws are all compared
+#: (:meth:`SelectorProbe._ladder_problems`): a thresholding selector's laws grow with it, so
+#: comparing every pair costs its square.
+LADDER_SATURATION = MAX_SMALL_SATURATION
 #: The most replays of one ``select`` call (a larger law is left to the sampling-law contract).
 REPLAY_RUNS = 20_000
 #: Unit counts whose ``select`` law is replayed per case spread over [0, saturation], besides
@@ -601,10 +650,14 @@ def replayed_units(selector: PartitionSelector) -> list[int]:
     return sorted({n for n in edges if n >= 0} | set(_spread(s + 1, MAX_REPLAYED_UNITS)))
 
 
-def _neighbour_problems(selector: PartitionSelector, units: int) -> list[str]:
-    """The per-partition guarantee between the declared laws at *units* and *units* + 1."""
+def _neighbour_problems(
+    selector: PartitionSelector, units: int, law: Callable[[int], Pmf] | None = None
+) -> list[str]:
+    """The per-partition guarantee between the declared laws at *units* and *units* + 1 (*law*:
+    the selector's ``output_pmf`` unless a cached one is given)."""
     per = selector.per_partition
-    p, q = selector.output_pmf(units), selector.output_pmf(units + 1)
+    law = law or selector.output_pmf
+    p, q = law(units), law(units + 1)
     worst = max(hockey_stick(p, q, per.exp_epsilon), hockey_stick(q, p, per.exp_epsilon))
     if worst <= per.delta:
         return []
@@ -614,10 +667,11 @@ def _neighbour_problems(selector: PartitionSelector, units: int) -> list[str]:
     ]
 
 
-def ladder_units(saturation: int) -> list[int]:
-    """Unit counts 2^k and 10^k and their neighbours, from 1 to one past *saturation*."""
+def ladder_units(saturation: int, steps: tuple[int, ...] = (-1, 0, 1)) -> list[int]:
+    """Unit counts 2^k and 10^k and their neighbours (*steps* away), from 1 to one past
+    *saturation*."""
     powers = {*(1 << k for k in range(63)), *(10**k for k in range(19))}
-    near = {n + step for n in powers for step in (-1, 0, 1)}
+    near = {n + step for n in powers for step in steps}
     return sorted(n for n in near if 1 <= n <= saturation + 1)
 
 

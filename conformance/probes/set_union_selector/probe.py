@@ -446,8 +446,10 @@ class SetUnionProbe(Probe):
                 (("select", Dimension.SIZE),),
                 "exact-privacy",
                 Status.EXACT,
-                f"a call of {SIZE_LABELS} labels and {4 * SIZE_LABELS} units: its one served "
-                "keep draw asks exactly T − (weighted total) for every label",
+                f"a call of {SIZE_LABELS} labels and {4 * SIZE_LABELS} units of every item count "
+                "up to 9 and past each power of two up to Δ₀, also with Δ₀ and the other integer "
+                "parameters up their size ladder: its first served keep draw asks exactly "
+                "T − (weighted total) for every label",
                 lambda s: self._size_problems(s.seed),
             ),
             Check(
@@ -535,6 +537,17 @@ class SetUnionProbe(Probe):
         return []
 
     def _size_problems(self, seed: int) -> list[str]:
+        """:meth:`_first_draw_problems` on this case and on it with each integer parameter up
+        its size ladder (Δ₀ past 8, 64 and 1024, to the schema's top)."""
+        problems = self._first_draw_problems(seed)
+        for where, probe in self.ladder():
+            if problems:
+                break
+            found = cast(SetUnionProbe, probe)._first_draw_problems(seed)
+            problems = [f"{where}: {problem}" for problem in found]
+        return problems
+
+    def _first_draw_problems(self, seed: int) -> list[str]:
         data = _large_data(seed, self.selector.max_partitions)
         sets = unit_sets(data)
         if any(len(labels) > self.selector.max_partitions for _, labels in sets):
@@ -551,12 +564,23 @@ class SetUnionProbe(Probe):
 
 
 def _large_data(seed: int, most: int) -> dict[int, list[str]]:
-    """Units of one and two labels (one only where Δ₀ = *most* is 1) over SIZE_LABELS labels."""
+    """Units of one and two labels over SIZE_LABELS labels, and a few of each item count where a
+    table keyed to it may end (1 … 9, 2^k and 2^k + 1) up to Δ₀ = *most*; each unit's labels
+    distinct."""
     rng = np.random.default_rng(seed)  # builds test inputs only
-    return {
-        u: [f"x{int(i):05d}" for i in rng.integers(0, SIZE_LABELS, size=1 + u % min(2, most))]
-        for u in range(4 * SIZE_LABELS)
-    }
+    counts = sorted({*range(1, 10), *(c for k in range(4, 11) for c in (1 << k, (1 << k) + 1))})
+    large = [c for c in counts if c <= most] + [most]
+    units = 4 * SIZE_LABELS
+    sizes = [
+        large[u % len(large)] if u < 4 * len(large) else 1 + u % min(2, most) for u in range(units)
+    ]
+
+    def labels(size: int) -> Any:
+        if size <= 2:
+            return rng.integers(0, SIZE_LABELS, size=size)
+        return rng.choice(SIZE_LABELS, size=size, replace=False)
+
+    return {u: [f"x{int(i):05d}" for i in labels(size)] for u, size in enumerate(sizes)}
 
 
 #: Laws of real calls by (class, parameters, data); cleared when it reaches :data:`MAX_LAWS`.
