@@ -20,6 +20,7 @@ import warnings
 from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from fractions import Fraction
 from functools import cached_property, partial
 from itertools import pairwise, product
 from typing import Any, cast
@@ -81,6 +82,11 @@ MAX_SMALL_N = 3
 MAX_RELEASE_TRIALS = 50_000
 #: Per-query accuracy is tested on this many labels (the universe's first).
 ACCURACY_LABELS = 3
+#: The βs and the largest n at which the per-query bound is tried on the count hardest for it
+#: (:meth:`ReleaserProbe._stressed_accuracy_problems`).
+STRESS_BETAS = (Fraction(1, 20), Fraction(1, 1000))
+STRESS_MOST_N = 1025
+STRESS_DELTA = Fraction(1, 10**6)
 #: Starts of the range universes the forms check also releases over (0 is the case's own).
 SHIFTED_STARTS = (1, 1 << 40)
 #: The most rows of one label the forms check passes over a shifted universe.
@@ -191,6 +197,15 @@ def shown_counts(release: Any, labels: Iterable[Any]) -> dict[Any, int]:
     shown = dict(release.items()) if isinstance(release, DenseHistogram | SparseHistogram) else {}
     shown.update({label: release.count(label) for label in labels})
     return shown
+
+
+def _label_misses(
+    releaser: HistogramReleaser, label: Any, count: int, a: int, seed: int, size: int
+) -> int:
+    """How many of *size* seeded releases of one *label* at *count* are off by more than *a*."""
+    source = SeededSource(seed)
+    releases = (releaser.release({label: count}, source) for _ in range(size))
+    return sum(abs(release.count(label) - count) > a for release in releases)
 
 
 def _covered(accuracy: Accuracy, count: int) -> bool:
@@ -380,9 +395,9 @@ class ReleaserProbe(Probe):
             )
         except NotSupported:
             law = None
+        claims = self._stressed_claims(settings)
         if law is not None:
-            return self._exact_claims(law, data)
-        claims: list[Claim] = []
+            return [*self._exact_claims(law, data), *claims]
         for beta, label, a in self._bounds():
             what = "the largest error" if label is None else f"the error of {label!r}"
             misses = partial(self._misses, settings.seed, label, a)
@@ -587,10 +602,11 @@ class ReleaserProbe(Probe):
                 lambda s: self._whole_problems(s.seed),
             ),
             Check(
-                (("release", Dimension.SIZE),),
+                (("release", Dimension.SIZE), ("release", Dimension.STATE)),
                 "hygiene",
                 Status.SAMPLED,
-                "labels at both ends of a large universe treated alike",
+                "labels at both ends of a large universe treated alike, within a release and "
+                "from one release to the next",
                 lambda s: self._size_problems(s),
             ),
             Check(
@@ -603,6 +619,63 @@ class ReleaserProbe(Probe):
                 every_case=True,
             ),
         ]
+
+    def _stressed_claims(self, settings: Settings) -> list[Claim]:
+        """The per-query bound on the count hardest for it: one label at the smallest count the
+        bound covers (its threshold + 1; n where it covers every count), on this case with n
+        up its size ladder (declared cases are small enough that a ≥ n often makes a bound hold
+        trivially), at the first n ≤ :data:`STRESS_MOST_N` that takes that count; exact from
+        the release law at each β of :data:`STRESS_BETAS`, sampled at the first where the law
+        cannot be enumerated."""
+        claims: list[Claim] = []
+        for beta in STRESS_BETAS:
+            found = self._stressed_case(beta)
+            if found is None:
+                continue
+            where, releaser, count, a = found
+            label = releaser.universe.label(0)
+            what = f"{where}, one label of count {count}: its error exceeds a={a}"
+            try:
+                law = releaser.release_law({label: count})
+            except NotSupported:
+                if beta == STRESS_BETAS[0]:
+                    misses = partial(_label_misses, releaser, label, count, a, settings.seed)
+                    # as few releases as the contract's power needs: they may be costly
+                    claims.append(SampledClaim(what, beta, 1, misses, MAX_RELEASE_TRIALS))
+                continue
+            index = releaser.universe.index(label)
+            failing = sum(
+                (p for out, p in law.items() if abs(dict(out).get(index, 0) - count) > a), mpq(0)
+            )
+            claims.append(ExactClaim(what, failing, beta))
+        return claims
+
+    def _stressed_case(self, beta: Fraction) -> tuple[str, HistogramReleaser, int, int] | None:
+        """A case up the n ladder (n ≤ :data:`STRESS_MOST_N`), also at δ = 10⁻⁶ where the
+        schema takes a δ, whose per-query bound at *beta* covers a count it can take: the first
+        where a label dropped at that count fails the bound (count > a), else the first; with
+        that count and the bound's a."""
+        found: list[tuple[str, HistogramReleaser, int, int]] = []
+        for where, probe in self.ladder():
+            if not where.startswith("n="):
+                continue
+            for shown, changes in (("", {}), (", δ=1e-6", {"delta": STRESS_DELTA})):
+                made = probe.variant(changes) if changes else probe
+                if made is None:
+                    continue
+                releaser = cast(ReleaserProbe, made).releaser
+                if releaser.n > STRESS_MOST_N:
+                    continue
+                if isinstance(releaser.exact_structure(), CompactField):
+                    return None  # its decoded law covers 3 labels; its sampled claims read 5
+                try:
+                    bound = releaser.accuracy(beta)
+                except BadParameter:  # a β the releaser cannot promise
+                    continue
+                count = bound.threshold + 1 if bound.threshold else releaser.n
+                if count <= releaser.n and _covered(bound, count):
+                    found.append((where + shown, releaser, count, bound.per_query.a))
+        return next((case for case in found if case[2] > case[3]), found[0] if found else None)
 
     def _spread_problems(self) -> list[str]:
         """Exact privacy between datasets of one row on each of the first j labels, j up to
@@ -750,7 +823,8 @@ class ReleaserProbe(Probe):
         and :data:`SIZE_RELEASES`), an exact McNemar test per event "released count = true count"
         and "within the declared a": under that symmetry, each pair's discordant outcomes are
         equally likely either way, whatever the dependence within a release (false alarm split with
-        the other tests of the run's share)."""
+        the other tests of the run's share); and, on data on the first label alone, empty labels at
+        both ends repeat from one release to the next alike (:func:`_repeat_problems`)."""
         releaser = self._size_case()
         if releaser is None:
             raise NotSupported(
@@ -765,7 +839,7 @@ class ReleaserProbe(Probe):
         source = SeededSource(settings.seed)
         shown = [releaser.release(data, source) for _ in range(releases)]
         pairs = (((0, count), (last, count)), ((1, 0), (last - 1, 0)))
-        alpha = settings.false_alarm / (2 * len(pairs) + 1)
+        alpha = settings.false_alarm / (2 * len(pairs) + 2)
         everywhere = releaser.accuracy(BETAS[0]).simultaneous
         misses = sum(1 for r in shown if _largest_error(r, data) > everywhere.a)
         if binom.sf(misses - 1, releases, float(everywhere.beta)) < alpha:
@@ -789,7 +863,32 @@ class ReleaserProbe(Probe):
                         f"for {y} only in {only_y} of {releases} releases (exact McNemar "
                         f"p < {alpha:.1e}); a releaser treats every label alike"
                     ]
+        alone = [releaser.release({0: count}, source) for _ in range(releases)]
+        return _repeat_problems(alone, last, alpha)
+
+
+def _repeat_problems(shown: list[Any], last: int, alpha: float) -> list[str]:
+    """Releases of data on label 0 alone, taken two by two from one instance: the empty labels
+    of a block at the start (1 … :data:`REPEAT_BLOCK`) and of one at the end (before *last*),
+    which a relabelling fixing label 0 swaps, must repeat from one release to the next alike (an
+    exact McNemar test), so noise that a cache keyed to a data-free chunk of the universe serves
+    again is seen."""
+    near, far = range(1, 1 + REPEAT_BLOCK), range(last - REPEAT_BLOCK, last)
+
+    def repeated(block: range, first: Any, second: Any) -> bool:
+        return all(first.count(z) == second.count(z) for z in block)
+
+    twos = list(zip(shown[::2], shown[1::2], strict=False))
+    only_near = sum(1 for r, t in twos if repeated(near, r, t) and not repeated(far, r, t))
+    only_far = sum(1 for r, t in twos if repeated(far, r, t) and not repeated(near, r, t))
+    if _mcnemar(only_near, only_far) >= alpha:
         return []
+    return [
+        f"over range:0:{last}, two releases from one instance agree on every one of the "
+        f"{REPEAT_BLOCK} empty labels before {last} in {only_far} pairs where the first "
+        f"{REPEAT_BLOCK} did not, and the reverse in {only_near}, of {len(twos)} pairs (exact "
+        f"McNemar p < {alpha:.1e}): noise drawn again for one release must not be served again"
+    ]
 
 
 def _largest_error(release: object, data: dict[int, int]) -> int:
@@ -815,6 +914,8 @@ def _mcnemar(a: int, b: int) -> float:
     return float(min(1.0, 2 * binom.cdf(min(a, b), total, 0.5)))
 
 
+#: Empty labels at each end of the size check's universe compared across releases.
+REPEAT_BLOCK = 64
 #: Labels of the universe of the size check (past 2^20, with a tail no power of two divides).
 LARGE_UNIVERSE = (1 << 20) + 77
 #: The universe sizes the size check tries, largest first, where the schema limits the universe.

@@ -32,6 +32,7 @@ as they were.
 
 from __future__ import annotations
 
+import copy
 import math
 import numbers
 import pickle
@@ -484,8 +485,8 @@ class QueryReleaserProbe(Probe):
         """Answers are fractions in [0, 1], the same whatever order a query lists its labels in
         and from the same seed, drawn from the source; a session's public attributes do not
         depend on the data, it cannot be pickled and it refuses a query past the k-th without
-        drawing; a non-interactive release answers the same after a round trip through its
-        bytes."""
+        drawing, and so does any copy of it (``copy.copy``, ``copy.deepcopy``); a
+        non-interactive release answers the same after a round trip through its bytes."""
         releaser = self.releaser
         queries = workload_queries(releaser, seed)
         shuffled = [dict(reversed(list(q.items()))) for q in queries]
@@ -668,13 +669,27 @@ class QueryReleaserProbe(Probe):
             problems.append("a session holding the data can be pickled")
         except DpplugError:
             pass
+        query = {probe_labels(self.releaser)[0]: 1}
         before = source.draws
         try:
-            release.answer({probe_labels(self.releaser)[0]: 1})
+            release.answer(query)
             problems.append("a session answered a query past the k-th")
         except DpplugError:
             if source.draws != before:
                 problems.append("a session drew randomness before refusing a query past the k-th")
+        for how, duplicate in (("copy.copy", copy.copy), ("copy.deepcopy", copy.deepcopy)):
+            try:
+                twin = duplicate(release)
+            except Exception:  # refusing to be duplicated, in any way, keeps the budget
+                continue
+            try:
+                twin.answer(query)
+                problems.append(
+                    f"{how} of a session that answered its k queries answers one more: a "
+                    "duplicate must share the session's budget or refuse to be made"
+                )
+            except Exception:  # any refusal of the duplicate keeps the budget
+                pass
         return problems
 
 

@@ -27,6 +27,7 @@ ZOO: dict[type[dpplug.Mechanism], tuple[str, str]] = {
     histograms.OutputGuarantee: ("hygiene", "carrying the mechanism's own declaration"),
     histograms.UnionOverRows: ("hygiene", "exceeded the simultaneous a"),
     histograms.BincountFastPath: ("hygiene", "over range:1:"),
+    histograms.EmptyChunkCache: ("hygiene", "must not be served again"),
     anonymized.TotalScope: ("accuracy", "the released total's error exceeds"),
     anonymized.PaddedCache: ("hygiene", "depends on the instance's history"),
     anonymized.ChunkedPadding: ("exact-privacy", "one count apart: noise ratio"),
