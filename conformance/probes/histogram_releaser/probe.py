@@ -65,8 +65,11 @@ from dpplug.kinds.histogram_releaser.outputs import (
     SparseHistogram,
 )
 from dpplug.kinds.histogram_releaser.release_law import Law, bins
+from dpplug.param_types import UniverseType
 from dpplug.pmf import Pmf
+from dpplug.program import Noise, served_steps
 from dpplug.randomness import RandomSource, SeededSource
+from dpplug.structures import ServedDraws
 from dpplug.surfaces import Dimension
 from dpplug.universe import Universe
 
@@ -197,6 +200,84 @@ def shown_counts(release: Any, labels: Iterable[Any]) -> dict[Any, int]:
     shown = dict(release.items()) if isinstance(release, DenseHistogram | SparseHistogram) else {}
     shown.update({label: release.count(label) for label in labels})
     return shown
+
+
+def _universes(probe: Probe) -> list[str]:
+    """The names of the universe parameters of *probe*'s mechanism."""
+    return [p.name for p in type(probe.mechanism).schema if isinstance(p.type, UniverseType)]
+
+
+def _one_among_many(where: str, releaser: HistogramReleaser, seed: int) -> list[str]:
+    """:meth:`ReleaserProbe._many_labels_problems` on one releaser."""
+    labels = [releaser.universe.label(i) for i in range(MANY_LABELS + 1)]
+    x, without = labels[-1], dict.fromkeys(labels[:-1], 2)
+    with_x = {**without, x: 1}
+    added, removed = _first_noise(releaser, with_x), _first_noise(releaser, without)
+    at = added.counts.index(1)
+    others = [c for i, c in enumerate(added.counts) if i != at]
+    dense = len(removed.counts) == len(added.counts)
+    if removed.counts != ([*added.counts[:at], 0, *added.counts[at + 1 :]] if dense else others):
+        raise NotSupported("its noise is not drawn for the same labels in the same order")
+    laws = [added.sampler.pmf(1), added.sampler.pmf(0)]
+    if any(law.tail_ratio is not None for law in laws):
+        raise NotSupported("its noise is unbounded: one label's law has infinitely many outcomes")
+    guarantee, e = releaser.guarantee, releaser.guarantee.exp_epsilon
+    problems = []
+    for offset in range(MANY_DRAWS):
+        fixed = tuple(added.sampler.sample(others, SeededSource(seed + offset)).tolist())
+
+        p = _count_law(releaser, with_x, x, _served(fixed, at, laws[0]))
+        q = _count_law(
+            releaser, without, x, _served(fixed, at, laws[1]) if dense else [(fixed, mpq(1))]
+        )
+        worst = max(_divergence(p, q, e), _divergence(q, p, e))
+        if worst <= guarantee.delta:
+            return []
+        problems.append(
+            f"{where}: {MANY_LABELS} labels of 2 rows, and a label {x!r} of one row added: its "
+            f"released count has divergence {float(worst):.4g} > δ = "
+            f"{float(guarantee.delta):.4g} at e^ε = {float(e):.6g}, with the others' noise "
+            f"fixed at each of {MANY_DRAWS} draws from their law"
+        )
+    return problems[:1]
+
+
+def _served(fixed: tuple[int, ...], at: int, law: Pmf) -> list[tuple[Any, Any]]:
+    """The noise outcomes with the others' noise *fixed* and every outcome of *law* at *at*,
+    each with its probability."""
+    return [((*fixed[:at], v, *fixed[at:]), w) for v, w in law.items() if w]
+
+
+def _first_noise(releaser: HistogramReleaser, data: dict[Any, int]) -> Noise:
+    """The release's first served draw: the noise of the data's counts (and of empty labels),
+    or NotSupported."""
+    first, _ = served_steps(partial(releaser.release, data))([])
+    if not isinstance(first, Noise) or sorted(c for c in first.counts if c) != sorted(
+        data.values()
+    ):
+        raise NotSupported("its first served draw is not the noise of the data's counts")
+    return first
+
+
+def _count_law(
+    releaser: HistogramReleaser, data: dict[Any, int], x: Any, outcomes: list[tuple[Any, Any]]
+) -> dict[int, Any]:
+    """The law of x's released count when the release's first served draw (its noise) is each
+    of *outcomes*, with its probability; NotSupported if the release draws again."""
+    step = served_steps(partial(releaser.release, data))
+    law: dict[int, Any] = {}
+    for outcome, probability in outcomes:
+        draw, release = step([outcome])
+        if draw is not None:
+            raise NotSupported("the release draws again after its noise")
+        count = int(release.count(x))
+        law[count] = law.get(count, mpq(0)) + probability
+    return law
+
+
+def _divergence(p: dict[int, Any], q: dict[int, Any], exp_epsilon: Any) -> Any:
+    """Σ_z max(0, p(z) − e^ε·q(z)) of two finite laws."""
+    return sum((max(mpq(0), w - exp_epsilon * q.get(z, 0)) for z, w in p.items()), mpq(0))
 
 
 def _label_misses(
@@ -610,6 +691,15 @@ class ReleaserProbe(Probe):
                 lambda s: self._size_problems(s),
             ),
             Check(
+                (("release", Dimension.SIZE),),
+                "exact-privacy",
+                Status.EXACT,
+                f"a label of one row added to {MANY_LABELS} labels of 2 rows (n up its size "
+                "ladder), its released count over every outcome of its noise with the others' "
+                "noise fixed, exactly",
+                lambda s: self._many_labels_problems(s.seed),
+            ),
+            Check(
                 (("release", Dimension.RELATIONS),),
                 "exact-privacy",
                 Status.EXACT,
@@ -676,6 +766,41 @@ class ReleaserProbe(Probe):
                 if count <= releaser.n and _covered(bound, count):
                     found.append((where + shown, releaser, count, bound.per_query.a))
         return next((case for case in found if case[2] > case[3]), found[0] if found else None)
+
+    def _many_labels_problems(self, seed: int) -> list[str]:
+        """Exact privacy of one label among many: where the case with n up its size ladder
+        takes :data:`MANY_LABELS` labels of 2 rows each and one more row, a release whose
+        first served draw is the noise of the data's counts (:class:`ServedDraws`) is
+        replayed with the other labels' noise fixed at each of :data:`MANY_DRAWS` seeded
+        draws from their law, and a label x of one row added: x's released count, over every
+        outcome of its own noise, against the dataset without x, at the declared guarantee. A
+        failure is reported only when every fixed draw of the others shows it (the others'
+        noise is the same on both sides, so the divergence of the whole release is at least
+        that of x's count wherever x's law does not depend on the others'). Code keyed to the
+        number of non-empty labels (a vectorised path past 64) is compared here, exactly."""
+        for where, rung in self.ladder():
+            wide = (
+                rung.variant(c) for c in ({}, *({p: u} for p in _universes(rung) for u in WIDE))
+            )
+            probe = next(
+                (
+                    v
+                    for v in wide
+                    if v and cast(ReleaserProbe, v).releaser.universe.size > MANY_LABELS
+                ),
+                None,
+            )
+            if probe is None or not where.startswith("n="):
+                continue
+            releaser = cast(ReleaserProbe, probe).releaser
+            if releaser.n < 2 * MANY_LABELS + 1:
+                continue
+            if not isinstance(releaser.exact_structure(), ServedDraws):
+                raise NotSupported("its draws are not served: one label's law cannot be isolated")
+            return _one_among_many(where, releaser, seed)
+        raise NotSupported(
+            f"no n up the size ladder takes {MANY_LABELS} labels of 2 rows and one more row"
+        )
 
     def _spread_problems(self) -> list[str]:
         """Exact privacy between datasets of one row on each of the first j labels, j up to
@@ -914,6 +1039,12 @@ def _mcnemar(a: int, b: int) -> float:
     return float(min(1.0, 2 * binom.cdf(min(a, b), total, 0.5)))
 
 
+#: Non-empty labels beside the one added in the many-labels check (past 64, where vectorised
+#: code tends to start), and the draws of their noise it fixes in turn.
+MANY_LABELS = 65
+MANY_DRAWS = 3
+#: Universes tried, in turn, where a case's own is too small for the many-labels check.
+WIDE = ("range:0:127", "bytes:8")
 #: Empty labels at each end of the size check's universe compared across releases.
 REPEAT_BLOCK = 64
 #: Labels of the universe of the size check (past 2^20, with a tail no power of two divides).
