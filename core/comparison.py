@@ -52,7 +52,7 @@ from dpplug.levels import recorded_level
 from dpplug.mechanism import Mechanism
 from dpplug.param_text import TypedFraction, param_text
 from dpplug.param_types import IntegerType
-from dpplug.plugin_registry import Entry, Registry, registry
+from dpplug.plugin_registry import Entry, Registry, resolve_registry
 
 #: Short names a task may use for the mechanisms' parameters.
 ALIASES = {"l0": "max_partitions_contributed", "k": "max_queries", "m": "sparsity"}
@@ -457,7 +457,7 @@ def compare_task(
     task: Task, names: Sequence[str] | None = None, registry_: Registry | None = None
 ) -> Comparison:
     """The ranking of *task*'s kind's mechanisms (only *names* if given)."""
-    chosen = registry_ if registry_ is not None else registry()
+    chosen = resolve_registry(registry_)
     wanted = set(names) if names is not None else None
     measure = MEASURES.get(task.kind.name, _default_measure)
     rows = [
@@ -614,7 +614,7 @@ def sweep_task(
     registry_: Registry | None = None,
 ) -> Sweep:
     """:meth:`Compare.sweep` for a :class:`Task`."""
-    chosen = registry_ if registry_ is not None else registry()
+    chosen = resolve_registry(registry_)
     integer = _is_integer(task, parameter, chosen)
     values = sweep_values(low, high, points, integer)
     comparisons = [compare_task(task.with_value(parameter, v), None, chosen) for v in values]

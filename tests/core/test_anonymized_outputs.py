@@ -133,7 +133,6 @@ def _document(**changes: Any) -> bytes:
         _document(prevalences=[[1]]),
         _document(prevalences={"1": 1}),
         _document(prevalences=[[10**11, 10**11]]),
-        _document(mechanism="no-such-mechanism"),
         _document(mechanism="geosample", params={"n": 3, "epsilon": 1}),
         _document(mechanism=3),
         _document(params={"epsilon": "-1"}),
@@ -144,6 +143,11 @@ def _document(**changes: Any) -> bytes:
 def test_untrusted_bytes_are_validated(data: bytes) -> None:
     with pytest.raises(dpplug.BadData, match="cannot read an anonymized histogram"):
         AnonymizedHistogram.from_bytes(data)
+
+
+def test_a_mechanism_that_is_not_installed_is_named() -> None:
+    with pytest.raises(dpplug.UnknownMechanism, match="no-such-mechanism"):
+        AnonymizedHistogram.from_bytes(_document(mechanism="no-such-mechanism"))
 
 
 def test_a_document_of_millions_of_prevalences_is_refused() -> None:

@@ -195,7 +195,6 @@ def _tampered(data: bytes) -> list[tuple[str, bytes]]:
     for key, value in [
         ("format", "dpplug-compact-histogram/1"),
         ("mechanism", "basic-histogram"),
-        ("mechanism", "no-such-mechanism"),
         ("dimension", header["dimension"] + 1),
         ("rank", header["rank"] + 2),
         ("exponent", header["exponent"] + 1),
@@ -222,6 +221,13 @@ def test_untrusted_bytes_are_refused_with_bad_data() -> None:
         with pytest.raises(BadData, match="cannot read a sparse projection"):
             SparseProjection.from_bytes(tampered)
         assert what  # (named for the failure message)
+
+
+def test_a_mechanism_that_is_not_installed_is_named() -> None:
+    releaser = dpplug.create("sparse-projection", **PROJECTION)
+    header, body = _parts(releaser.release({3: 20}, SeededSource(10)).to_bytes())
+    with pytest.raises(dpplug.UnknownMechanism, match="no-such-mechanism"):
+        SparseProjection.from_bytes(_join({**header, "mechanism": "no-such-mechanism"}, body))
 
 
 def test_the_guarantee_is_recomputed_from_the_parameters() -> None:

@@ -23,13 +23,15 @@ import math
 import numbers
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
-from dpplug.errors import BadData, BadParameter, DpplugError
+from dpplug.errors import BadParameter
 from dpplug.guarantee import Accuracy, Guarantee
-from dpplug.param_text import param_text, params_from_text
+from dpplug.param_text import param_text
+from dpplug.untrusted import document, fields, reading, rebuild
 
 if TYPE_CHECKING:
+    from dpplug.kinds.anonymized_histogram_releaser.base import AnonymizedHistogramReleaser
     from dpplug.plugin_registry import Registry
 
 FORMAT = "dpplug-anonymized-histogram/1"
@@ -38,6 +40,11 @@ MAX_ITEMS = 10**12
 #: The most (r, φ_r) pairs :meth:`AnonymizedHistogram.from_bytes` reads: a histogram of at most
 #: MAX_ITEMS items has fewer than √(2·MAX_ITEMS) distinct counts.
 MAX_PAIRS = math.isqrt(2 * MAX_ITEMS) + 1
+#: The fields of :meth:`AnonymizedHistogram.to_bytes`' document, each with its JSON type.
+_FIELDS = {"format": str, "mechanism": str, "params": dict, "total": int, "prevalences": list}
+#: The longest document :meth:`AnonymizedHistogram.from_bytes` parses: MAX_PAIRS pairs of two
+#: 13-digit counts, and room for the rest.
+_MAX_DOCUMENT_BYTES = MAX_PAIRS * 32 + (1 << 16)
 #: The most counts :meth:`AnonymizedHistogram.linear_estimate` scans for a Lipschitz constant.
 MAX_SCANNED_COUNTS = 10**7
 
@@ -180,27 +187,20 @@ class AnonymizedHistogram:
 
     @classmethod
     def from_bytes(cls, data: bytes, registry: Registry | None = None) -> AnonymizedHistogram:
-        """The histogram :meth:`to_bytes` wrote, from untrusted bytes: every field is checked
-        (:class:`BadData` saying what is wrong) and the mechanism is rebuilt through *registry*
-        (the default registry when ``None``) to recompute the guarantee and the accuracy."""
-        from dpplug.kinds.anonymized_histogram_releaser.base import AnonymizedHistogramReleaser
-        from dpplug.plugin_registry import resolve_registry
+        """The histogram :meth:`to_bytes` wrote, from untrusted bytes (:mod:`dpplug.untrusted`):
+        every field is checked (:class:`BadData` saying what is wrong) and the mechanism is
+        rebuilt through *registry* (the default registry when ``None``) to recompute the
+        guarantee and the accuracy; a mechanism that is not installed is
+        :class:`~dpplug.errors.UnknownMechanism`."""
+        from dpplug.kinds import ANONYMIZED_HISTOGRAM_RELEASER
 
-        try:
-            if not isinstance(data, bytes | bytearray):
-                raise ValueError(f"expected bytes, got {type(data).__name__}")
-            document = json.loads(bytes(data).decode("utf-8"))
-            if not isinstance(document, dict) or document.get("format") != FORMAT:
-                raise ValueError("not a dpplug anonymized histogram")
-            expected = {"format", "mechanism", "params", "total", "prevalences"}
-            if set(document) != expected:
-                raise ValueError(f"the fields must be exactly {sorted(expected)}")
-            name, params, pairs = document["mechanism"], document["params"], document["prevalences"]
-            if not isinstance(name, str) or not isinstance(params, dict):
-                raise ValueError("mechanism must be a name and params an object")
-            if not isinstance(pairs, list) or len(pairs) > MAX_PAIRS:
+        with reading("an anonymized histogram"):
+            found = document(data, _MAX_DOCUMENT_BYTES)
+            fields(found, _FIELDS, FORMAT)
+            pairs = found["prevalences"]
+            if len(pairs) > MAX_PAIRS:
                 raise ValueError(f"prevalences must be a list of at most {MAX_PAIRS} pairs")
-            total = _count(document["total"], 0, 2 * MAX_ITEMS, "total")
+            total = _count(found["total"], 0, 2 * MAX_ITEMS, "total")
             prevalences: dict[int, int] = {}
             for pair in pairs:
                 if not isinstance(pair, list) or len(pair) != 2:
@@ -212,12 +212,11 @@ class AnonymizedHistogram:
                 prevalences[r] = phi
             if sum(r * phi for r, phi in prevalences.items()) > 2 * MAX_ITEMS:
                 raise ValueError(f"more than {2 * MAX_ITEMS} items")
-            plugins = resolve_registry(registry)
-            mechanism = plugins.create(name, **params_from_text(params))
-            if not isinstance(mechanism, AnonymizedHistogramReleaser):
-                raise ValueError(f"{name!r} is not an anonymized-histogram releaser")
-        except (ValueError, KeyError, TypeError, AttributeError, DpplugError) as exc:
-            raise BadData(f"cannot read an anonymized histogram from these bytes: {exc}") from None
+            name = found["mechanism"]
+            mechanism = cast(
+                "AnonymizedHistogramReleaser",
+                rebuild(name, found["params"], ANONYMIZED_HISTOGRAM_RELEASER, registry),
+            )
         return cls(
             prevalences=prevalences,
             total=total,

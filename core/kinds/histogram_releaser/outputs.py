@@ -25,12 +25,11 @@ import flint
 import numpy as np
 import numpy.typing as npt
 
-from dpplug.errors import BadData, DpplugError, UnknownMechanism
 from dpplug.exact import smallest_at_least
 from dpplug.guarantee import Accuracy, Guarantee
 from dpplug.kinds.histogram_releaser.limb_evaluation import LimbEvaluator
-from dpplug.param_text import params_from_text
 from dpplug.universe import Universe
+from dpplug.untrusted import fields, header_and_body, reading, rebuild
 
 if TYPE_CHECKING:
     from dpplug.kinds.sampler.base import CountingQuerySampler
@@ -228,23 +227,17 @@ class CompactHistogram:
         *registry* (the default registry when ``None``) from its parameters, refused unless it
         is a histogram releaser, and its modulus, degree bound and guarantee must be the
         header's; the guarantee and accuracy come from the rebuilt releaser, never from the
-        bytes. Anything malformed is :class:`~dpplug.errors.BadData`; a releaser or sampler
-        that is not installed is :class:`~dpplug.errors.UnknownMechanism`."""
-        try:
+        bytes (:mod:`dpplug.untrusted`). Anything malformed is :class:`~dpplug.errors.BadData`;
+        a releaser or sampler that is not installed is
+        :class:`~dpplug.errors.UnknownMechanism`."""
+        with reading("a compact histogram"):
             return _read_compact(data, registry)
-        except (BadData, UnknownMechanism):
-            raise
-        except _UNREADABLE as exc:
-            raise _malformed(str(exc)) from None
 
 
 COMPACT_FORMAT = "dpplug-compact-histogram/2"
-#: What reading malformed bytes may raise (json, int(), mpq(), a refused parameter, a deep
-#: nesting), all turned into BadData.
-_UNREADABLE = (DpplugError, ValueError, TypeError, ArithmeticError, LookupError, RecursionError)
-#: Bounds on what :meth:`CompactHistogram.from_bytes` reads before building anything.
-_MAX_HEADER_BYTES = 1 << 16
+#: The most decimal digits of a modulus :meth:`CompactHistogram.from_bytes` reads.
 _MAX_MODULUS_DIGITS = 400
+#: The fields of the header line, each with its JSON type.
 _HEADER_TYPES = {
     "format": str,
     "releaser": str,
@@ -259,56 +252,33 @@ def _width(modulus: int) -> int:
     return (modulus.bit_length() + 7) // 8
 
 
-def _malformed(why: str) -> BadData:
-    return BadData(f"cannot read a compact histogram from these bytes: {why}")
-
-
 def _read_compact(data: object, registry: Registry | None) -> CompactHistogram:
     from dpplug.kinds import HISTOGRAM_RELEASER
-    from dpplug.plugin_registry import resolve_registry
 
-    if not isinstance(data, bytes | bytearray | memoryview):
-        raise _malformed(f"expected bytes, got {type(data).__name__}")
-    head, newline, body = bytes(data).partition(b"\n")
-    if not newline or len(head) > _MAX_HEADER_BYTES:
-        raise _malformed(f"no header line of at most {_MAX_HEADER_BYTES} bytes")
-    header = json.loads(head)
-    if not isinstance(header, dict) or set(header) != set(_HEADER_TYPES):
-        raise _malformed(f"the header must be an object with exactly {sorted(_HEADER_TYPES)}")
-    for key, kind in _HEADER_TYPES.items():
-        if type(header[key]) is not kind:
-            raise _malformed(f"{key} must be a JSON {kind.__name__}")
-    if header["format"] != COMPACT_FORMAT:
-        raise _malformed(f"format {header['format']!r} is not {COMPACT_FORMAT!r}")
-    params = header["params"]
-    if not all(type(v) in (str, int, bool) for v in params.values()):
-        raise _malformed("parameters must be strings, integers or booleans")
+    header, body = header_and_body(data)
+    fields(header, _HEADER_TYPES, COMPACT_FORMAT)
     digits = header["modulus"]
     if not (digits.isascii() and digits.isdigit() and len(digits) <= _MAX_MODULUS_DIGITS):
-        raise _malformed(f"the modulus must be at most {_MAX_MODULUS_DIGITS} decimal digits")
+        raise ValueError(f"the modulus must be at most {_MAX_MODULUS_DIGITS} decimal digits")
     modulus, degree = int(digits), header["degree_bound"]
     if modulus < 2 or not 0 <= degree < len(body):
-        raise _malformed(f"modulus {modulus} or degree bound {degree} out of range")
+        raise ValueError(f"modulus {modulus} or degree bound {degree} out of range")
     width = _width(modulus)
     if len(body) != width * (degree + 1):
-        raise _malformed(f"expected {width * (degree + 1)} bytes of coefficients, got {len(body)}")
-    plugins = resolve_registry(registry)
-    entry = plugins.get(header["releaser"])
-    if entry.kind is not HISTOGRAM_RELEASER:
-        raise _malformed(f"{header['releaser']!r} is a {entry.kind.name}, not a histogram releaser")
-    releaser: Any = entry.create(**params_from_text(params))
+        raise ValueError(f"expected {width * (degree + 1)} bytes of coefficients, got {len(body)}")
+    releaser: Any = rebuild(header["releaser"], header["params"], HISTOGRAM_RELEASER, registry)
     if getattr(releaser, "modulus", None) != modulus or releaser.n != degree:
-        raise _malformed(
+        raise ValueError(
             f"{releaser!r} releases polynomials of degree ≤ {releaser.n} over a field of "
             f"{getattr(releaser, 'modulus', None)}, not of degree ≤ {degree} over {modulus}"
         )
     if Guarantee.from_dict(header["guarantee"]) != releaser.guarantee:
-        raise _malformed(f"the header's guarantee is not that of {releaser!r}")
+        raise ValueError(f"the header's guarantee is not that of {releaser!r}")
     coefficients = tuple(
         int.from_bytes(body[i : i + width], "little") for i in range(0, len(body), width)
     )
     if max(coefficients) >= modulus:
-        raise _malformed(f"a coefficient is not below the modulus {modulus}")
+        raise ValueError(f"a coefficient is not below the modulus {modulus}")
     return CompactHistogram(
         universe=releaser.universe,
         modulus=modulus,
@@ -318,5 +288,5 @@ def _read_compact(data: object, registry: Registry | None) -> CompactHistogram:
         accuracy=releaser.accuracy(releaser.params["beta"]),
         mechanism=repr(releaser),
         releaser=releaser.name,
-        parameters=params,
+        parameters=header["params"],
     )

@@ -32,22 +32,23 @@ and recomputes the guarantee and the accuracy from them.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
 from functools import cache, cached_property
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import flint
 import numpy as np
 import numpy.typing as npt
 
-from dpplug.errors import BadData, DpplugError
 from dpplug.kinds.query_releaser.queries import Declaration, QueryAnswers, clamp
-from dpplug.param_text import param_text, params_from_text
+from dpplug.param_text import param_text
 from dpplug.randomness import RandomSource
+from dpplug.untrusted import fields, header_and_body, reading, rebuild
 
 if TYPE_CHECKING:
+    from dpplug.kinds.query_releaser.base import QueryReleaser
     from dpplug.plugin_registry import Registry
 
 #: Evaluations at fewer points than this use python-flint one point at a time; more, the
@@ -56,6 +57,16 @@ SLICED_FROM = 128
 #: Rows of a column block materialised at once when summing columns (memory bound).
 BLOCK_ENTRIES = 1 << 21
 FORMAT = "dpplug-sparse-projection/1"
+#: The fields of :meth:`SparseProjection.to_bytes`' header line, each with its JSON type.
+_HEADER_TYPES = {
+    "format": str,
+    "mechanism": str,
+    "params": dict,
+    "dimension": int,
+    "rank": int,
+    "exponent": int,
+    "sum_bytes": int,
+}
 
 
 def field_bits(exponent: int) -> int:
@@ -268,33 +279,27 @@ class SparseProjection(QueryAnswers):
 
     @classmethod
     def from_bytes(cls, data: bytes, registry: Registry | None = None) -> SparseProjection:
-        """The projection :meth:`to_bytes` wrote. The bytes are untrusted: the mechanism is
-        rebuilt from its name and parameters through *registry* (the default registry when
-        ``None``), its guarantee and accuracy are recomputed, and the shape, every coefficient
-        and every sum are checked against it; anything else raises :class:`BadData`."""
-        from dpplug.kinds.query_releaser.base import QueryReleaser
-        from dpplug.plugin_registry import resolve_registry
+        """The projection :meth:`to_bytes` wrote. The bytes are untrusted
+        (:mod:`dpplug.untrusted`): the mechanism is rebuilt from its name and parameters through
+        *registry* (the default registry when ``None``), its guarantee and accuracy are
+        recomputed, and the shape, every coefficient and every sum are checked against it;
+        anything else raises :class:`BadData` (an uninstalled mechanism
+        :class:`~dpplug.errors.UnknownMechanism`)."""
+        from dpplug.kinds import QUERY_RELEASER
 
-        try:
-            if not isinstance(data, bytes):
-                raise TypeError(f"expected bytes, got {type(data).__name__}")
-            head, sep, body = data.partition(b"\n")
-            header = json.loads(head)
-            if not sep or not isinstance(header, dict) or header.get("format") != FORMAT:
-                raise ValueError("not a dpplug sparse projection")
-            params = header["params"]
-            if not isinstance(params, Mapping):
-                raise TypeError("params must be an object")
-            plugins = resolve_registry(registry)
-            mechanism = plugins.create(header["mechanism"], **params_from_text(params))
+        with reading("a sparse projection"):
+            header, body = header_and_body(data)
+            fields(header, _HEADER_TYPES, FORMAT)
+            name = header["mechanism"]
+            mechanism = rebuild(name, header["params"], QUERY_RELEASER, registry)
             shape = getattr(mechanism, "projection", None)
-            if not isinstance(mechanism, QueryReleaser) or not isinstance(shape, ProjectionShape):
-                raise ValueError(f"{header['mechanism']!r} does not release sparse projections")
+            if not isinstance(shape, ProjectionShape):
+                raise ValueError(f"{name!r} does not release sparse projections")
             given = (header["dimension"], header["rank"], header["exponent"])
             if given != (shape.dimension, shape.rank, shape.exponent):
                 raise ValueError(f"shape {given} is not the mechanism's {shape}")
             width = header["sum_bytes"]
-            if not isinstance(width, int) or isinstance(width, bool) or not 1 <= width <= 64:
+            if not 1 <= width <= 64:
                 raise ValueError(f"sum_bytes {width!r} out of range")
             size = (shape.bits + 7) // 8
             if len(body) != shape.rank * size + shape.dimension * width:
@@ -309,7 +314,5 @@ class SparseProjection(QueryAnswers):
                 int.from_bytes(body[i : i + width], "little", signed=True)
                 for i in range(split, len(body), width)
             )
-            declaration = mechanism.declaration()
-        except (DpplugError, ValueError, KeyError, TypeError, AttributeError) as exc:
-            raise BadData(f"cannot read a sparse projection from these bytes: {exc}") from None
+            declaration = cast("QueryReleaser", mechanism).declaration()
         return cls(declaration, ProjectionHash(shape, coefficients), sums)
