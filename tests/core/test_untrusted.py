@@ -3,6 +3,7 @@ whatever the bytes, a dpplug error saying what could not be read, never another 
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable
 from typing import Any
 
@@ -83,10 +84,8 @@ def test_damaged_bytes_are_read_or_refused_with_a_dpplug_error(
     read, written, _ = READERS[name]
     data = bytearray(written())
     data[cut % len(data)] ^= flip
-    try:
+    with contextlib.suppress(dpplug.DpplugError):  # anything else fails the test
         read(bytes(data))
-    except dpplug.DpplugError:
-        pass
 
 
 def test_a_mechanism_of_another_kind_is_refused() -> None:
@@ -112,6 +111,5 @@ def test_reading_turns_failures_into_bad_data_and_keeps_dpplug_errors() -> None:
             raise KeyError("boom")
     with pytest.raises(dpplug.UnknownMechanism), reading("a thing"):
         raise dpplug.UnknownMechanism("x")
-    with pytest.raises(dpplug.BadData, match="more than 5 bytes"):
-        with reading("a thing"):
-            document(b"{}" + b" " * 10, 5)
+    with pytest.raises(dpplug.BadData, match="more than 5 bytes"), reading("a thing"):
+        document(b"{}" + b" " * 10, 5)
