@@ -106,9 +106,9 @@ def test_fields_must_be_exactly_the_expected_ones_of_their_json_types() -> None:
 
 
 def test_reading_turns_failures_into_bad_data_and_keeps_dpplug_errors() -> None:
-    with pytest.raises(dpplug.BadData, match="cannot read a thing from these bytes: 'boom'"):
-        with reading("a thing"):
-            raise KeyError("boom")
+    unreadable = "cannot read a thing from these bytes: 'boom'"
+    with pytest.raises(dpplug.BadData, match=unreadable), reading("a thing"):
+        raise KeyError("boom")
     with pytest.raises(dpplug.UnknownMechanism), reading("a thing"):
         raise dpplug.UnknownMechanism("x")
     with pytest.raises(dpplug.BadData, match="more than 5 bytes"), reading("a thing"):
