@@ -27,7 +27,7 @@ from itertools import chain
 
 from dpplug.conformance.checks import run_checks
 from dpplug.conformance.coverage import Cell, Status, cell
-from dpplug.conformance.probes import generated_probes, probes
+from dpplug.conformance.probes import generated_probes, probes, text_probes
 from dpplug.conformance.probes.base import Probe
 from dpplug.conformance.results import ContractResult, Outcome
 from dpplug.conformance.settings import Settings
@@ -39,8 +39,10 @@ NAME = "exact-privacy"
 
 
 def _generated(entry: Entry, settings: Settings) -> Iterator[Probe]:
-    """The generated probes, built only once every declared case has passed."""
+    """The generated probes, built only once every declared case has passed, then the first
+    declared case with each other value of each text parameter (every trusted sampler)."""
     yield from generated_probes(entry, settings)
+    yield from text_probes(entry, settings)
 
 
 def check(entry: Entry, settings: Settings) -> ContractResult:

@@ -38,7 +38,7 @@ from itertools import combinations, zip_longest
 from typing import Any, TypeVar
 
 from dpplug.errors import DpplugError
-from dpplug.param_types import BooleanType, IntegerType, OptionsType, UniverseType
+from dpplug.param_types import BooleanType, IntegerType, OptionsType, TextType, UniverseType
 from dpplug.params import Param
 from dpplug.plugin_registry import Entry
 
@@ -180,6 +180,43 @@ def ladder_groups(entry: Entry) -> list[list[Case]]:
         [{**case, **change} for change in changes for case in declared]
         for _, changes in ladder_changes(entry.cls.schema)
     ]
+
+
+def text_cases(entry: Entry, seed: int) -> list[Case]:
+    """The first declared case with each text parameter (a releaser's ``sampler``) set to each
+    other value its type offers (every trusted mechanism's name): a guarantee that holds only
+    for the mechanisms the author had in mind is found whichever of them the seeded choice of
+    generated cases keeps."""
+    declared = [dict(case) for case in entry.cls.conformance_cases]
+    if not declared:
+        return []
+    rng = random.Random(f"{seed}:{entry.name}")  # chooses test points only
+    cases = []
+    for p in entry.cls.schema:
+        if not isinstance(p.type, TextType):
+            continue
+        for value in _values(p, entry, rng):
+            if value != declared[0].get(p.name):
+                cases.append({**declared[0], p.name: value})
+                cases += [{**cases[-1], **options} for options in _options_for(entry, value)]
+    return cases
+
+
+def _options_for(entry: Entry, name: object) -> list[Case]:
+    """For the mechanism *name* (a releaser's ``sampler``), the releaser's options parameter
+    set to an example of each required parameter of that mechanism which the releaser does not
+    have itself (it derives ε and n for it; a truncated geometric's δ comes from the options)."""
+    other = next((e for e in entry.registry or () if e.name == name), None)
+    own = {p.name for p in entry.cls.schema}
+    if other is None:
+        return []
+    needed = {
+        p.name: p.example
+        for p in other.cls.schema
+        if p.required and p.example is not None and p.name not in own
+    }
+    text = ",".join(f"{key}={example}" for key, example in needed.items())
+    return [{p.name: text} for p in entry.cls.schema if isinstance(p.type, OptionsType) and text]
 
 
 def generated_cases(

@@ -28,6 +28,7 @@ import numpy.typing as npt
 from gmpy2 import mpq
 
 from dpplug.conformance.coverage import Cell, Status, cell
+from dpplug.conformance.default_source import SeededSystemSource, as_default
 from dpplug.conformance.goodness_of_fit import chi_square_gof, chi_square_power
 from dpplug.conformance.probes import probes
 from dpplug.conformance.probes.base import LawTest, Probe
@@ -116,7 +117,31 @@ def _tests(entry: Entry, settings: Settings) -> list[LawTest]:
             )
     for probe in declared[:1]:  # large calls, on the first declared case (their cost)
         tests += probe.law_tests(settings)
+        if probe.law_inputs:
+            tests.append(_default_source_test(probe, settings, len(tests)))
     return tests
+
+
+def _default_source_test(probe: Probe, settings: Settings, index: int) -> LawTest:
+    """The first probe input's law, drawn with the source left out (``None``) while a
+    :class:`~.default_source.SeededSystemSource` is the default: code that branches on the
+    source it is given is tested on the branch callers take (for probes whose inputs have a
+    law: not the anonymized releasers', whose laws are tested on whole histograms)."""
+    value = probe.law_inputs[0]
+
+    def sample(seed: int) -> Any:
+        with as_default(SeededSystemSource(seed + index)):
+            return probe.law_draw(value, _size(probe, settings), None)  # type: ignore[arg-type]
+
+    what = f"{probe.where}, input {probe.show_input(value)}, with the default source"
+    return LawTest(
+        probe.call_surfaces[0],
+        (Dimension.FORMS,),
+        what,
+        sample,
+        partial(probe.tested_law, value),
+        probe.show_output,
+    )
 
 
 def check(entry: Entry, settings: Settings) -> ContractResult:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from dpplug.conformance.generated import generated_cases
+from dpplug.conformance.generated import generated_cases, text_cases
 from dpplug.conformance.probes.anonymized_histogram_releaser.probe import AnonymizedProbe
 from dpplug.conformance.probes.base import Probe, instances
 from dpplug.conformance.probes.histogram_releaser.probe import ReleaserProbe
@@ -19,7 +19,7 @@ from dpplug.conformance.probes.query_releaser.probe import QueryReleaserProbe
 from dpplug.conformance.probes.sampler.probe import SamplerProbe
 from dpplug.conformance.probes.set_union_selector.probe import SetUnionProbe
 from dpplug.conformance.settings import Settings
-from dpplug.errors import NotSupported
+from dpplug.errors import DpplugError, NotSupported
 from dpplug.plugin_registry import Entry
 
 PROBES: dict[str, type[Probe]] = {
@@ -72,3 +72,19 @@ def generated_probes(entry: Entry, settings: Settings) -> list[Probe]:
     found = generated_cases(entry, settings.seed, small, probe.exhaustive)
     _GENERATED[(entry.cls, settings)] = (entry, found)
     return found
+
+
+def text_probes(entry: Entry, settings: Settings) -> Iterator[Probe]:
+    """Probes for :func:`~..generated.text_cases` the plugin accepts that are small enough for
+    the exact checks and not among :func:`generated_probes`, built as they are asked for."""
+    probe = _probe_class(entry)
+    known = [p.params for p in generated_probes(entry, settings)]
+    for params in text_cases(entry, settings.seed):
+        if params in known:
+            continue
+        try:
+            candidate = probe(entry.create(**params), params)
+        except DpplugError:
+            continue
+        if candidate.small(settings):
+            yield candidate

@@ -315,6 +315,14 @@ class Probe(ABC):
             if made is not None:
                 yield where, made
 
+    def others_first(self, call: Callable[[Probe], object]) -> None:
+        """*call* on the first case of :meth:`ladder` (an instance with other parameters), so
+        that a check made next on this instance sees state shared between instances (a table
+        cached per β for every instance)."""
+        for _, other in self.ladder():
+            call(other)
+            return
+
     def variant(self, changes: dict[str, Any]) -> Probe | None:
         """The probe of this case with *changes* to its parameters, or None if the plugin
         refuses them."""
@@ -392,7 +400,8 @@ def array_hygiene(
     strict: bool,
     seed: int,
 ) -> list[str]:
-    """Hygiene of a call on count arrays: *check* each output, something drawn, the same output
+    """Hygiene of a call on count arrays: *check* each output, something drawn (on some input: an
+    input whose outcome is certain, no partition able to pass, needs no draw), the same output
     from the same seed (*equal*), and a data-independent draw count if *strict*."""
     problems: list[str] = []
     draws: dict[str, int] = {}
@@ -401,10 +410,10 @@ def array_hygiene(
         out = run(counts, source)
         draws[label] = source.draws
         problems += check(counts, out)
-        if source.draws == 0:
-            problems.append("drew nothing from the RandomSource")
         if not equal(out, run(counts, SeededSource(seed))):
             problems.append(NOT_REPRODUCIBLE)
+    if not any(draws.values()):
+        problems.append(f"drew nothing from the RandomSource on any of {sorted(draws)}")
     return problems + strict_time_problems(strict, draws)
 
 

@@ -628,10 +628,12 @@ class AnonymizedProbe(Probe):
         """Besides the forms :meth:`hygiene_problems` compares, rows as a one-shot generator,
         a Counter and a tuple must give the release of the same prevalences from one seed, and
         so must rows of distinct labels that look alike (:data:`LOOKALIKE_LABELS`: integers
-        equal modulo 2^32 or 2^64, their text and bytes), which must stay distinct."""
+        equal modulo 2^32 or 2^64, their text and bytes), which must stay distinct, and a list
+        of rows of small integer labels (rows, not counts)."""
         for counts in HYGIENE_DATA:
             rows = [f"x{i}" for i, c in enumerate(counts) for _ in range(c)]
             alike = [LOOKALIKE_LABELS[i] for i, c in enumerate(counts) for _ in range(c)]
+            small = [2 + i for i, c in enumerate(counts) for _ in range(c)]
             expected = _content(
                 self.releaser.release_prevalences(
                     prevalences_of(counts).as_dict(), SeededSource(seed)
@@ -642,6 +644,7 @@ class AnonymizedProbe(Probe):
                 ("a tuple of rows", tuple(rows)),
                 ("a Counter", Counter(rows)),
                 (f"rows of the labels {LOOKALIKE_LABELS[: len(counts)]}", alike),
+                ("a list of rows of small integer labels", small),
             ):
                 if _content(self.releaser.release(given, SeededSource(seed))) != expected:
                     return [
@@ -653,6 +656,10 @@ class AnonymizedProbe(Probe):
     def _whole_problems(self, seed: int) -> list[str]:
         releaser = self.releaser
         fixed = {"guarantee": releaser.guarantee, "mechanism": releaser.name}
+        first = prevalences_of(HYGIENE_DATA[0]).as_dict()
+        self.others_first(
+            lambda other: cast(AnonymizedProbe, other).releaser.release_prevalences(first)
+        )
         for counts in HYGIENE_DATA:
             data = prevalences_of(counts).as_dict()
             release = releaser.release_prevalences(data, SeededSource(seed))

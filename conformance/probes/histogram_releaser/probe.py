@@ -887,12 +887,16 @@ class ReleaserProbe(Probe):
 
     def _whole_problems(self, seed: int) -> list[str]:
         """The release is exactly a dpplug histogram over the mechanism's universe, carrying its
-        guarantee, its accuracy and its text (:func:`~..whole.whole_problems`), and a later
-        release leaves an earlier one as it was."""
+        guarantee, its accuracy and its text (:func:`~..whole.whole_problems`), also after an
+        instance with other parameters released, and a later release leaves an earlier one as it
+        was."""
         releaser = self.releaser
         fixed = {"universe": releaser.universe, "guarantee": releaser.guarantee}
         fixed["mechanism"] = repr(releaser)
-        for name, data in self._datasets(seed).items():
+        datasets = self._datasets(seed)
+        first = next(iter(datasets.values()))
+        self.others_first(lambda other: cast(ReleaserProbe, other).releaser.release(first))
+        for name, data in datasets.items():
             release = releaser.release(data, SeededSource(seed))
             problems = whole_problems(releaser, release, _HISTOGRAMS, fixed)
             if problems:

@@ -32,6 +32,7 @@ from dpplug.conformance.probes.arrays import (
 )
 from dpplug.conformance.probes.base import (
     EXACT_BETAS,
+    AuditStatistic,
     Call,
     Check,
     Claim,
@@ -200,6 +201,35 @@ class SelectorProbe(Probe):
 
     def law(self, value: int) -> Pmf:
         return self.selector.output_pmf(value)
+
+    def audit_statistics(self, settings: Settings) -> tuple[AuditStatistic, ...]:
+        """What ``select`` releases, and, for a selector taking a public threshold τ (the case's,
+        or :data:`PUBLIC_THRESHOLD`), whether a public partition is kept, at unit counts
+        (τ − 1, τ), (τ, τ + 1) and (0, 1): the public branch's decisions must be as private as
+        the rest (no declared law covers them)."""
+        own = super().audit_statistics(settings)
+        names = {p.name for p in type(self.selector).schema}
+        threshold = self.params.get("public_threshold", PUBLIC_THRESHOLD)
+        made = (
+            self.variant({"public_threshold": threshold}) if "public_threshold" in names else None
+        )
+        if made is None:
+            return own
+        pairs = tuple((n, n + 1) for n in sorted({max(0, threshold - 1), max(0, threshold), 0}))
+        public = AuditStatistic(
+            f"a public partition kept (public_threshold={threshold}),",
+            cast(SelectorProbe, made)._public_kept,
+            str,
+            pairs,
+            None,
+            (("select", Dimension.RELATIONS),),
+        )
+        return (*own, public)
+
+    def _public_kept(self, value: int, size: int, source: RandomSource) -> npt.NDArray[Any]:
+        counts = np.full(size, value, dtype=np.int64)
+        selection = self.selector.select(counts, source, public=np.ones(size, dtype=bool))
+        return np.asarray(selection.keep).astype(np.int64)
 
     def small(self, settings: Settings) -> bool:
         return self.selector.saturation <= MAX_SMALL_SATURATION
@@ -627,6 +657,8 @@ def _same_selection(a: Any, b: Any) -> bool:
 TINY_DELTAS = (mpq(1, 10**6), mpq(1, 10**9))
 #: Generated cases saturating above this many units are too large for the exact checks.
 MAX_SMALL_SATURATION = 256
+#: The public threshold the audit gives a selector whose case sets none.
+PUBLIC_THRESHOLD = 2
 #: The largest saturation at which a size-ladder case's laws are all compared
 #: (:meth:`SelectorProbe._ladder_problems`): a thresholding selector's laws grow with it, so
 #: comparing every pair costs its square.

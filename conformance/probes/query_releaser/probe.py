@@ -33,6 +33,7 @@ as they were.
 from __future__ import annotations
 
 import copy
+import functools
 import math
 import numbers
 import pickle
@@ -521,6 +522,14 @@ class QueryReleaserProbe(Probe):
     def checks(self, settings: Settings) -> list[Check]:
         return [
             Check(
+                (("central_plan", Dimension.STATE),),
+                "hygiene",
+                Status.CHECKED,
+                "the central plan's finish step run twice on the same counts and public "
+                "randomness: fresh noise each time",
+                lambda s: self._plan_problems(s.seed),
+            ),
+            Check(
                 (("start", Dimension.FORMS),),
                 "hygiene",
                 Status.CHECKED,
@@ -653,6 +662,30 @@ class QueryReleaserProbe(Probe):
                 made.append(other)
         return made
 
+    def _plan_problems(self, seed: int) -> list[str]:
+        """For a release PipelineDP's engines make (:meth:`~dpplug.QueryReleaser.central_plan`):
+        the plan folded over the middle dataset's label counts, then its finish step run twice
+        on the same counts and public randomness. The two releases must differ: noise that is a
+        function of the data and of what the release publishes can be recomputed and removed.
+        A correct plan's two releases agree only if every one of their noisy values does, each
+        with probability at most its noise's largest point mass."""
+        releaser = self.releaser
+        if releaser.interactive:
+            raise NotSupported("an interactive session is not released by an engine")
+        plan = type(releaser).central_plan()
+        public = plan.public(releaser.params, SeededSource(seed))
+        data = self.dataset(self.inputs[len(self.inputs) // 2])
+        values = [plan.per_bin(public, label, count) for label, count in data.items() if count]
+        folded = functools.reduce(plan.combine, values) if values else plan.empty
+        first, second = (plan.finish(releaser, public, folded) for _ in range(2))
+        if _shown_release(first) == _shown_release(second):
+            return [
+                "its central plan released the same thing twice from the same counts and public "
+                "randomness: the noise is not drawn afresh (a function of the data and of what "
+                "the release publishes can be recomputed and subtracted)"
+            ]
+        return []
+
     def _release_problems(self, release: QueryAnswers, source: SeededSource) -> list[str]:
         if not release.interactive:
             to_bytes = getattr(release, "to_bytes", None)
@@ -691,6 +724,12 @@ class QueryReleaserProbe(Probe):
             except Exception:  # any refusal of the duplicate keeps the budget
                 pass
         return problems
+
+
+def _shown_release(release: object) -> object:
+    """What a release shows: its bytes where it has them, else its answers' text."""
+    to_bytes = getattr(release, "to_bytes", None)
+    return to_bytes() if to_bytes is not None else repr(release)
 
 
 def _data_dependent(public: dict[str, dict[str, Any]]) -> list[str]:

@@ -649,7 +649,8 @@ class SamplerProbe(Probe):
                 )
             except BadParameter:
                 continue
-            assert isinstance(sampler, CountingQuerySampler) and sampler.d is not None
+            if not isinstance(sampler, CountingQuerySampler) or sampler.d is None:
+                continue  # unbounded at this n: the huge-count checks cover it
             if made and sampler.d.bit_length() > LARGE_N_BITS:
                 break
             made.append(sampler)
@@ -836,6 +837,12 @@ def _points_problems(sampler: CountingQuerySampler, seed: int) -> list[str]:
     n, d = sampler.n, sampler.d
     assert n is not None and d is not None
     rng = random.Random(seed)  # chooses test points only
+    flip = _orientation(sampler)
+    if flip is None:
+        return [
+            f"sample([{n // 2}]) given a draw u follows neither M({n // 2}, u) nor "
+            f"M({n // 2}, d + 1 − u) at the steps of F({n // 2}, ·) near its middle"
+        ]
     for count in sorted({0, n // 2, n, rng.randrange(n + 1)}):
         if sampler.scaled_cdf(-1, count) != 0 or sampler.scaled_cdf(n, count) != d:
             return [f"F({count}, −1) and F({count}, n) are not 0 and d"]
@@ -853,15 +860,44 @@ def _points_problems(sampler: CountingQuerySampler, seed: int) -> list[str]:
                     f"M({count}, u={_shown_u(u)}) = {found}, but the inverse of its scaled CDF "
                     f"gives {expected}"
                 ]
-            served = _served_sample(sampler, count, u)
+            served = _served_sample(sampler, count, flip(u))
             if served is not None and served != expected:
                 return [
-                    f"sample([{count}]) given u = {_shown_u(u)} returned {served}, but "
+                    f"sample([{count}]) given u = {_shown_u(flip(u))} returned {served}, but "
                     f"M({count}, u) = {expected}"
                 ]
-        problems = _tail_problems(sampler, count)
+        problems = _tail_problems(sampler, count, flip) or _ratio_problems(sampler, count, rng)
         if problems:
             return problems
+    return []
+
+
+def _ratio_problems(sampler: CountingQuerySampler, count: int, rng: random.Random) -> list[str]:
+    """For a pure guarantee, the likelihood ratio of outputs z between counts c and c + 1
+    (c + 1 ≤ n), exactly from the scaled CDFs (d·Pr[z] = F(c, z) − F(c, z − 1)), at z next to
+    c and at both ends of [0, n] and :data:`LARGE_N_POINTS` seeded z: privacy at an n whose
+    whole law is too large to enumerate, at sampled points."""
+    n, guarantee = sampler.n, sampler.guarantee
+    assert n is not None
+    if guarantee.delta or count >= n:
+        return []
+    e = guarantee.exp_epsilon
+    zs = {0, 1, n - 1, n, *range(max(0, count - 1), min(n, count + 2) + 1)}
+    zs |= {rng.randrange(n + 1) for _ in range(LARGE_N_POINTS)}
+    for z in sorted(zs):
+        here, there = (
+            sampler.scaled_cdf(z, c) - sampler.scaled_cdf(z - 1, c) for c in (count, count + 1)
+        )
+        if here > e * there or there > e * here:
+            ratio = (
+                "∞"
+                if not min(here, there)
+                else f"{float(mpq(max(here, there), min(here, there))):.6g}"
+            )
+            return [
+                f"output {z} has likelihood ratio {ratio} between counts {count} and {count + 1}, "
+                f"above e^ε = {float(e):.6g}"
+            ]
     return []
 
 
@@ -874,10 +910,38 @@ def _shown_u(u: int) -> str:
     return f"a {u.bit_length()}-bit integer starting {top}…"
 
 
-def _tail_problems(sampler: CountingQuerySampler, count: int) -> list[str]:
+def _orientation(sampler: CountingQuerySampler) -> Callable[[int], int] | None:
+    """How ``sample()`` maps its draw: u ↦ u (it is M(c, U)) or u ↦ d + 1 − u (M(c, d + 1 − U),
+    the same law), found at the steps of F(c, ·) around the middle count's median; None if it
+    follows neither there (then its law is held to the pmf by the replay on small cases)."""
+    n, d = sampler.n, sampler.d
+    assert n is not None and d is not None
+    count = n // 2
+    zs = range(max(0, count - LARGE_N_STEPS), min(n, count + LARGE_N_STEPS) + 1)
+    us = {
+        u for z in zs for u in (sampler.scaled_cdf(z, count), sampler.scaled_cdf(z - 1, count) + 1)
+    }
+    us = {u for u in us if 1 <= u <= d}
+
+    def same(u: int) -> int:
+        return u
+
+    def mirrored(u: int) -> int:
+        return d + 1 - u
+
+    for flip in (same, mirrored):
+        if all(_served_sample(sampler, count, flip(u)) in (None, sampler(count, u)) for u in us):
+            return flip
+    return None
+
+
+def _tail_problems(
+    sampler: CountingQuerySampler, count: int, flip: Callable[[int], int]
+) -> list[str]:
     """M(count, u) and ``sample()`` served u at the ends of the draw's range, u = 1, 2, d − 1
     and d, and on both sides of the steps of F(count, ·) at the ends of the output range, 0
-    and n: outputs far in the tails, which code that cuts the search short gets wrong."""
+    and n: outputs far in the tails, which code that cuts the search short gets wrong
+    (``sample()`` served *flip*(u), its own way of mapping the draw, :func:`_orientation`)."""
     n, d = sampler.n, sampler.d
     assert n is not None and d is not None
     low, high = sampler.scaled_cdf(0, count), sampler.scaled_cdf(n - 1, count)
@@ -891,7 +955,10 @@ def _tail_problems(sampler: CountingQuerySampler, count: int) -> list[str]:
         expected = smallest_at_least(partial(_cdf_at, sampler, count), 0, n, u)
         for what, found in (
             (f"M({count}, u = {name})", sampler(count, u)),
-            (f"sample([{count}]) given u = {name}", _served_sample(sampler, count, u)),
+            (
+                f"sample([{count}]) given the draw for u = {name}",
+                _served_sample(sampler, count, flip(u)),
+            ),
         ):
             if found is not None and found != expected:
                 return [

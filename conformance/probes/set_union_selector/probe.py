@@ -516,6 +516,20 @@ class SetUnionProbe(Probe):
         for name, given in forms.items():
             if self.selector.select(given, SeededSource(seed)) != expected:
                 return [f"the data as {name} gave another release from the same seed"]
+        # Pairs listed label by label, so a unit's pairs are apart: the law, exactly.
+        apart = sorted(pairs, key=lambda pair: (pair[1], pair[0]))
+        found = _mismatch(
+            enclosed_law(partial(self.selector.select, apart)),
+            self._law({u: tuple(labels) for u, labels in data.items()}),
+        )
+        if found is not None:
+            s, r, d = found
+            return [
+                f"the data as pairs listed label by label ({apart}) releases "
+                f"{self.show_output(s)} with probability in [{float(r[0]):.6g}, "
+                f"{float(r[1]):.6g}], but as a mapping in [{float(d[0]):.6g}, {float(d[1]):.6g}]: "
+                "a unit's pairs need not be adjacent"
+            ]
         # Units and labels renamed, in the same canonical order, to integers equal mod 2^32.
         alike = {label: 1 + (i << 32) for i, label in enumerate(LABELS)}
         renamed = {1 + (u << 32): [alike[x] for x in labels] for u, labels in data.items()}

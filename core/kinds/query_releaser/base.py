@@ -149,13 +149,18 @@ class QueryReleaserKind(Kind):
             "a workload of queries answered in one call",
             (Dimension.LAW, Dimension.BATCH),
         ),
+        Surface(
+            "central_plan",
+            "the release PipelineDP's engines make from the data's label counts (its finish step)",
+            (Dimension.STATE,),
+            applies=lambda mechanism: not getattr(mechanism, "interactive", True),
+        ),
         GUARANTEE,
         ACCURACY,
     )
     not_surfaces = MECHANISM_NOT_SURFACES | {
         "declaration": "what every release carries (part of the whole release)",
         "label_counts": "validation, before anything is drawn (bad-input)",
-        "central_plan": "how PipelineDP runs it (the adapters' tests)",
         "n": "declared (declaration)",
         "universe": "declared (declaration)",
         "workload": "declared (declaration)",
