@@ -1,5 +1,6 @@
-"""The broken plugins red teams wrote blind to the suite (support.blind_a to _d) fail
-the contract that catches each, for the reason given, in the default run's settings."""
+"""The broken plugins red teams wrote blind to the suite (support.blind_a to _e) fail
+the contract that catches each, for the reason given, in the default run's settings; the honest
+variations the suite once refused pass theirs."""
 
 from __future__ import annotations
 
@@ -12,9 +13,9 @@ from dpplug.conformance.results import Outcome
 from dpplug.conformance.runner import CONTRACTS, run_contract
 from dpplug.conformance.settings import Settings
 
-from support import blind_a, blind_b, blind_c, blind_d
+from support import blind_a, blind_b, blind_c, blind_d, blind_e
 
-ZOOS = (blind_a, blind_b, blind_c, blind_d)
+ZOOS = (blind_a, blind_b, blind_c, blind_d, blind_e)
 REGISTRIES = {zoo: Registry.load([zoo], entry_points=False) for zoo in ZOOS}
 
 
@@ -41,3 +42,13 @@ def test_blind_broken_plugin_fails_its_contract(
     result = run_contract(REGISTRIES[zoo].get(broken.name), contract, Settings())
     assert result.outcome is Outcome.FAILED, result.detail
     assert diagnosis in result.detail
+
+
+@pytest.mark.parametrize(
+    ("control", "contract"), list(blind_e.CONTROLS.items()), ids=lambda x: getattr(x, "name", x)
+)
+def test_honest_variation_passes_the_contract_that_once_refused_it(
+    control: type, contract: str
+) -> None:
+    result = run_contract(REGISTRIES[blind_e].get(control.name), contract, Settings())
+    assert result.outcome is Outcome.PASSED, result.detail
