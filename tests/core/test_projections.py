@@ -28,16 +28,7 @@ from dpplug.kinds.query_releaser.projections import (
 )
 from dpplug.randomness import SeededSource
 
-PROJECTION = {
-    "universe": "range:0:99",
-    "n": 50,
-    "epsilon": 2,
-    "delta": 1e-6,
-    "max_queries": 4,
-    "sparsity": 3,
-    "grid": 8,
-    "dimension": 40,
-}
+from support.projection_case import PROJECTION
 
 
 def gf2_multiply(a: int, b: int, exponent: int) -> int:

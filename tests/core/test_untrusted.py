@@ -16,16 +16,7 @@ from dpplug.kinds import HISTOGRAM_RELEASER, QUERY_RELEASER
 from dpplug.randomness import SeededSource
 from dpplug.untrusted import MAX_HEADER_BYTES, document, fields, reading, rebuild
 
-PROJECTION = {
-    "universe": "range:0:99",
-    "n": 50,
-    "epsilon": 2,
-    "delta": 1e-6,
-    "max_queries": 4,
-    "sparsity": 3,
-    "grid": 8,
-    "dimension": 40,
-}
+from support.projection_case import PROJECTION
 
 
 def _projection() -> bytes:
