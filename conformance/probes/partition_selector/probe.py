@@ -45,6 +45,7 @@ from dpplug.conformance.probes.base import (
     count_inputs,
     count_space,
     large_counts,
+    strict_time_problems,
 )
 from dpplug.conformance.replay import (
     ImplementationMismatch,
@@ -339,7 +340,11 @@ class SelectorProbe(Probe):
         ]
 
     def hygiene_problems(self, strict: bool, seed: int) -> list[str]:
-        return array_hygiene(
+        """:func:`~..base.array_hygiene` of ``select``, and, for a strict-time selector, a
+        decider's decisions drawing as many values at every unit count (0, 1, the middle, the
+        saturation and past it): a decision that skips its draw where its outcome is certain
+        tells the unit count by its running time."""
+        problems = array_hygiene(
             self.selector.select,
             _selection_problems,
             _same_selection,
@@ -347,6 +352,14 @@ class SelectorProbe(Probe):
             strict,
             seed,
         )
+        if strict and not problems:
+            draws = {}
+            for units in (*self.inputs, self.selector.saturation + 5):
+                source = SeededSource(seed)
+                self.selector.decider(source)(units)
+                draws[f"decider at {units} units"] = source.draws
+            problems = strict_time_problems(strict, draws)
+        return problems
 
     # Along the other cells of the surface × dimension matrix.
 

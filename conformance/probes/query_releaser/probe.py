@@ -184,7 +184,8 @@ class QueryReleaserProbe(Probe):
         """The first answer, and for each pair (v, v + 1) a whole release's k answers asked one
         call at a time, counted above the cut between the two true answers (a session's later
         answers are where an unaccounted one shows; on a release that spends ε per answer,
-        "all k above" is about e^{kε} times likelier on one side). Each input draws at most
+        "all k above" is about e^{kε} times likelier on one side), and for a session the first
+        answer with its public attributes (:meth:`_answer_and_state`). Each input draws at most
         :data:`AUDIT_ANSWERS` answers (no fewer than :data:`MIN_AUDIT_SESSIONS` releases)."""
         k = self.releaser.workload.max_queries
         sessions = max(MIN_AUDIT_SESSIONS, AUDIT_ANSWERS // k)
@@ -200,7 +201,36 @@ class QueryReleaserProbe(Probe):
             for a, b in self.pairs
             for cut in (a * self.releaser.workload.grid + -(-self.releaser.workload.grid // 2),)
         )
-        return (AuditStatistic("", self.draw, self.show_output), *whole)
+        state = (
+            AuditStatistic(
+                "the first answer with the session's public attributes after it,",
+                self._answer_and_state,
+                str,
+                None,
+                None,
+                (("start", Dimension.WHOLE),),
+            ),
+        )
+        return (
+            AuditStatistic("", self.draw, self.show_output),
+            *whole,
+            *(state if self.releaser.interactive else ()),
+        )
+
+    def _answer_and_state(self, value: int, size: int, source: RandomSource) -> npt.NDArray[Any]:
+        """For *size* sessions on :meth:`dataset` (*value*), the first answer and the session's
+        public attributes after it, coded together (one code per distinct pair, shared by every
+        input): a public attribute that reveals the answer's noise (a log of it) makes the pair
+        tell neighbouring datasets apart, though each part alone follows its law."""
+        codes: dict[tuple[int, str], int] = self.__dict__.setdefault("_state_codes", {})
+        data, query = self.dataset(value), {probe_labels(self.releaser)[0]: 1}
+        out = []
+        for _ in range(size):
+            release = self.releaser.start(data, source)
+            answer = math.floor(release.answer(query) * self.scale)
+            key = (answer, repr(sorted(_public_state(release).items())))
+            out.append(codes.setdefault(key, len(codes)))
+        return np.array(out, dtype=np.int64)
 
     def _answers_above(
         self, cut: int, value: int, size: int, source: RandomSource
