@@ -1,4 +1,4 @@
-"""The broken plugins red teams wrote blind to the suite (support.blind_a to _e) fail
+"""The broken plugins red teams wrote blind to the suite (support.blind_a to _f) fail
 the contract that catches each, for the reason given, in the default run's settings; the honest
 variations the suite once refused pass theirs."""
 
@@ -13,9 +13,9 @@ from dpplug.conformance.results import Outcome
 from dpplug.conformance.runner import CONTRACTS, run_contract
 from dpplug.conformance.settings import Settings
 
-from support import blind_a, blind_b, blind_c, blind_d, blind_e
+from support import blind_a, blind_b, blind_c, blind_d, blind_e, blind_f
 
-ZOOS = (blind_a, blind_b, blind_c, blind_d, blind_e)
+ZOOS = (blind_a, blind_b, blind_c, blind_d, blind_e, blind_f)
 REGISTRIES = {zoo: Registry.load([zoo], entry_points=False) for zoo in ZOOS}
 
 
