@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 from gmpy2 import mpq
@@ -39,15 +38,13 @@ from scipy import special
 from scipy.optimize import brentq
 
 from dpplug.errors import BadParameter
-from dpplug.exact import exp_lower
+from dpplug.exact import Rat, exp_lower
 from dpplug.kinds.set_union_selector.declared import compose_rounds
 from dpplug.kinds.set_union_selector.thresholded_gaussian import (
     RoundCertificate,
     closeness,
     unit_weights,
 )
-
-Rat = Any  # gmpy2.mpq
 
 #: Bits of the dyadic e^ε.
 EXP_BITS = 48

@@ -55,7 +55,7 @@ from gmpy2 import mpq
 
 from dpplug.bounds import Ball, ball, log_float, lower, precise, upper
 from dpplug.errors import BadParameter
-from dpplug.exact import exp_lower, smallest_at_least
+from dpplug.exact import Rat, exp_lower, smallest_at_least
 from dpplug.guarantee import Accuracy, ErrorBound, Guarantee, Neighbouring, Relation
 from dpplug.kinds.set_union_selector import SetUnionSelector, UnitSets, canonical_labels
 from dpplug.kinds.set_union_selector.declared import GeometricPolicy
@@ -66,8 +66,6 @@ from dpplug.plugins.set_union.common import COMMON_PARAMS, one_draw
 from dpplug.program import run
 from dpplug.randomness import RandomSource
 from dpplug.structures import ExactStructure, ServedDraws
-
-Rat = Any  # gmpy2.mpq
 
 #: Bits of the dyadic e^ε and of the dyadic noise ratio α.
 EXP_BITS = 48

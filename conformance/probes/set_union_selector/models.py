@@ -19,13 +19,13 @@ from typing import Any
 from gmpy2 import mpq
 
 from dpplug.errors import NotSupported
+from dpplug.exact import Rat
 from dpplug.kinds.set_union_selector import SetUnionSelector
 from dpplug.kinds.set_union_selector.declared import GaussianRounds, GeometricPolicy
 from dpplug.kinds.set_union_selector.gaussian_tails import GaussianTail
 from dpplug.kinds.set_union_selector.keep_draws import TailLaw, marginal
 from dpplug.kinds.set_union_selector.thresholded_geometric import GeometricTail
 
-Rat = Any  # gmpy2.mpq
 #: Output (a sorted tuple of released labels) → [lo, hi] ∋ its probability.
 Law = dict[tuple[str, ...], tuple[Rat, Rat]]
 Sets = list[tuple[Any, ...]]

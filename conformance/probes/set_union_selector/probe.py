@@ -60,6 +60,7 @@ from dpplug.conformance.probes.set_union_selector.distributed import (
 from dpplug.conformance.probes.set_union_selector.models import Model, model_of
 from dpplug.conformance.settings import Settings
 from dpplug.errors import BadParameter, DpplugError, NotSupported
+from dpplug.exact import Rat
 from dpplug.guarantee import Relation
 from dpplug.kinds.set_union_selector import SetUnionSelector, canonical_labels, unit_sets
 from dpplug.kinds.set_union_selector.declared import GaussianRounds, compose_rounds
@@ -69,7 +70,6 @@ from dpplug.program import Draw, recording, served_steps
 from dpplug.randomness import RandomSource, SeededSource
 from dpplug.surfaces import Dimension
 
-Rat = Any  # gmpy2.mpq
 Law = dict[int, tuple[Rat, Rat]]
 
 LABELS = ("a", "b", "c")

@@ -19,16 +19,14 @@ recomputes it from the declared rounds.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 from gmpy2 import mpq
 
 from dpplug.bounds import ball, precise, upper
 from dpplug.enclosure import Enclosure
+from dpplug.exact import Rat
 from dpplug.kinds.partition_selector.gaussian_dp import gdp_delta
 from dpplug.kinds.set_union_selector.thresholded_gaussian import RoundCertificate
-
-Rat = Any  # gmpy2.mpq
 
 
 @dataclass(frozen=True)

@@ -31,15 +31,13 @@ from __future__ import annotations
 import functools
 import math
 from dataclasses import dataclass
-from typing import Any
 
 import flint
 from gmpy2 import mpq
 
 from dpplug.bounds import Ball, ball, lower, precise, upper
+from dpplug.exact import Rat
 from dpplug.kinds.set_union_selector.keep_draws import TailLaw, marginal, scaled_bracket
-
-Rat = Any  # gmpy2.mpq
 
 #: Precision (bits) of :func:`em_enclosure`'s balls.
 EM_BITS = 128

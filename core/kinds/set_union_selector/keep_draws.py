@@ -26,10 +26,9 @@ import numpy as np
 from gmpy2 import mpq
 
 from dpplug.errors import NotSupported
+from dpplug.exact import Rat
 from dpplug.program import Draw
 from dpplug.randomness import RandomSource
-
-Rat = Any  # gmpy2.mpq
 
 #: Bits of each decision's first uniform draw.
 FIRST_BITS = 63

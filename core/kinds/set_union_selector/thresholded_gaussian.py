@@ -27,12 +27,12 @@ Z ~ N_ℤ(0, s²), U(k) = Pr[Z > k] (:mod:`.gaussian_tails`). An item whose weig
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 import flint
 from gmpy2 import isqrt, mpq, mpz
 
 from dpplug.bounds import Ball, ball, lower, precise, upper
+from dpplug.exact import Rat
 from dpplug.kinds.set_union_selector.gaussian_tails import (
     GaussianTail,
     em_deviation,
@@ -41,8 +41,6 @@ from dpplug.kinds.set_union_selector.gaussian_tails import (
     phi_bar,
 )
 from dpplug.kinds.set_union_selector.keep_draws import Keeps
-
-Rat = Any  # gmpy2.mpq
 
 #: Working precision of the closeness check (bits).
 CHECK_BITS = 96

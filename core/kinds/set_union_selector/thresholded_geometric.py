@@ -12,14 +12,13 @@ whose total moves by d is kept or dropped with probabilities within a factor α^
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import ClassVar
 
 from gmpy2 import mpq
 
 from dpplug.bounds import ball, lower, precise, upper
+from dpplug.exact import Rat
 from dpplug.kinds.set_union_selector.keep_draws import Keeps, TailLaw, scaled_bracket
-
-Rat = Any  # gmpy2.mpq
 
 #: Precision (bits) of the balls the brackets come from.
 BRACKET_BITS = 128
