@@ -319,9 +319,9 @@ class Probe(ABC):
         """*call* on the first case of :meth:`ladder` (an instance with other parameters), so
         that a check made next on this instance sees state shared between instances (a table
         cached per β for every instance)."""
-        for _, other in self.ladder():
-            call(other)
-            return
+        first = next(self.ladder(), None)
+        if first is not None:
+            call(first[1])
 
     def variant(self, changes: dict[str, Any]) -> Probe | None:
         """The probe of this case with *changes* to its parameters, or None if the plugin

@@ -53,7 +53,7 @@ from dpplug.conformance.replay import (
     one_element_law,
 )
 from dpplug.conformance.settings import Settings
-from dpplug.errors import DpplugError, NotSupported
+from dpplug.errors import NotSupported
 from dpplug.guarantee import Guarantee, Relation
 from dpplug.kinds import UNBOUNDED_COUNT, PartitionSelector, Selection
 from dpplug.kinds.partition_selector.gaussian_dp import pair_slack
@@ -536,13 +536,11 @@ class SelectorProbe(Probe):
             raise NotSupported("the selector takes no δ parameter")
         checked = 0
         for delta in TINY_DELTAS:
-            params = {**self.params, "delta": delta}
-            try:
-                made = self.selector.registry_in_use().create(self.selector.name, **params)
-            except DpplugError:
+            found = self.variant({"delta": delta})
+            if found is None:
                 continue
-            assert isinstance(made, PartitionSelector)
-            probe = SelectorProbe(made, params)
+            probe = cast(SelectorProbe, found)
+            made = probe.selector
             for units in ladder_units(made.saturation):
                 law = {z: p for z, p in made.output_pmf(units).items() if p}
                 try:

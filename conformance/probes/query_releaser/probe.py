@@ -377,14 +377,11 @@ class QueryReleaserProbe(Probe):
         """The first query's per-query bound at β = 1/20 on a case of the schema's largest n and
         grid W (up to 2^40 and 2^32), where n·W is past 2^63 and narrow or float arithmetic on
         scaled answers breaks, if the schema takes it."""
-        releaser = self.releaser
-        params = {**self.params, "n": STRESS_N, "grid": STRESS_GRID}
-        try:
-            made = releaser.registry_in_use().create(releaser.name, **params)
-        except DpplugError:
+        found = self.variant({"n": STRESS_N, "grid": STRESS_GRID})
+        if found is None:
             return []
-        assert isinstance(made, QueryReleaser)
-        stressed = QueryReleaserProbe(made, params)
+        stressed = cast(QueryReleaserProbe, found)
+        made = stressed.releaser
         beta = BETAS[0]
         a = made.accuracy(beta).per_query.a
         what = f"n = {STRESS_N}, W = {STRESS_GRID}: the first query's error exceeds a={a}"
