@@ -1,8 +1,9 @@
 """One probe module per kind of mechanism (:mod:`dpplug.kinds`): what the contracts ask of a
 mechanism of that kind (:class:`~dpplug.conformance.probes.base.Probe`).
 
-:data:`PROBES` maps each kind's name to its probe; a new kind adds its module and one line here,
-and no contract changes (``docs/adding-a-kind.md``).
+:data:`PROBES` maps each kind (the :class:`~dpplug.kind.Kind` object, not its name) to its
+probe; a new kind adds its module and one line here, and no contract changes
+(``docs/adding-a-kind.md``).
 """
 
 from __future__ import annotations
@@ -20,15 +21,24 @@ from dpplug.conformance.probes.sampler.probe import SamplerProbe
 from dpplug.conformance.probes.set_union_selector.probe import SetUnionProbe
 from dpplug.conformance.settings import Settings
 from dpplug.errors import DpplugError, NotSupported
+from dpplug.kind import Kind
+from dpplug.kinds import (
+    ANONYMIZED_HISTOGRAM_RELEASER,
+    HISTOGRAM_RELEASER,
+    PARTITION_SELECTOR,
+    QUERY_RELEASER,
+    SAMPLER,
+    SET_UNION_SELECTOR,
+)
 from dpplug.plugin_registry import Entry
 
-PROBES: dict[str, type[Probe]] = {
-    "sampler": SamplerProbe,
-    "partition-selector": SelectorProbe,
-    "histogram-releaser": ReleaserProbe,
-    "anonymized-histogram-releaser": AnonymizedProbe,
-    "query-releaser": QueryReleaserProbe,
-    "set-union-selector": SetUnionProbe,
+PROBES: dict[Kind, type[Probe]] = {
+    SAMPLER: SamplerProbe,
+    PARTITION_SELECTOR: SelectorProbe,
+    HISTOGRAM_RELEASER: ReleaserProbe,
+    ANONYMIZED_HISTOGRAM_RELEASER: AnonymizedProbe,
+    QUERY_RELEASER: QueryReleaserProbe,
+    SET_UNION_SELECTOR: SetUnionProbe,
 }
 
 
@@ -39,7 +49,7 @@ def exhaustive(entry: Entry) -> bool:
 
 
 def _probe_class(entry: Entry) -> type[Probe]:
-    probe = PROBES.get(entry.kind.name)
+    probe = PROBES.get(entry.kind)
     if probe is None:
         raise NotSupported(f"the contracts have no probe for a {entry.kind.name}")
     return probe
