@@ -5,10 +5,12 @@ a selector's output law, a histogram releaser's release law where it can be enum
 For every conformance case and probe input (every count of a small sampler; both ends and the
 middle otherwise, so clamping is exercised)
 Pearson's chi-square test (:mod:`.goodness_of_fit`) runs on fresh seeded samples. The false-alarm
-rate of the whole contract is at most ``settings.false_alarm``, split by Bonferroni over its
-tests. A power check runs the same test, on the same samples, against a slightly perturbed law
-(5% of the mass moved from the lower half of the outputs to the upper half): it must reject, or
-the test proves nothing.
+rate of the whole contract is at most ``settings.false_alarm``: half split by Bonferroni over
+its tests, half given to the probes' checks of this contract (such as a sampler's exact
+binomial tests of its far tails, :func:`~.probes.arrays.tail_problems`). A power check runs
+the same test, on the same samples, against a slightly perturbed law (5% of the mass moved
+from the lower half of the outputs to the upper half): it must reject, or the test proves
+nothing.
 
 A mechanism whose probabilities are irrational (the discrete Gaussian) is tested against an
 exact law inside its enclosure (:meth:`~.probes.base.Probe.tested_law`), within total-variation
@@ -20,6 +22,7 @@ by N·w (:func:`_level`), so the false-alarm rate stays within its share
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 from functools import partial
 from typing import Any
 
@@ -27,6 +30,7 @@ import numpy as np
 import numpy.typing as npt
 from gmpy2 import mpq
 
+from dpplug.conformance.checks import run_checks
 from dpplug.conformance.coverage import Cell, Status, cell
 from dpplug.conformance.default_source import SeededSystemSource, as_default
 from dpplug.conformance.goodness_of_fit import chi_square_gof, chi_square_power
@@ -149,8 +153,11 @@ def check(entry: Entry, settings: Settings) -> ContractResult:
         tests = [(test, *test.law()) for test in _tests(entry, settings)]
     except NotSupported as exc:
         raise NotSupported(f"no exact law to test against: {exc}") from None
-    surfaces = next(iter(probes(entry))).call_surfaces
-    alpha = settings.false_alarm / max(1, len(tests))
+    declared = list(probes(entry))
+    surfaces = declared[0].call_surfaces
+    # half the false-alarm rate for the χ² tests, half for the probes' checks of this contract
+    halved = replace(settings, false_alarm=settings.false_alarm / 2)
+    alpha = halved.false_alarm / max(1, len(tests))
     plot: dict[str, Any] = {}
     worst_p, powered, largest = 1.0, 0, 0
     enclosed = any(slack for *_, slack in tests)
@@ -204,10 +211,14 @@ def check(entry: Entry, settings: Settings) -> ContractResult:
             "no input had a law the power check could "
             "perturb; declare less concentrated conformance cases",
         )
+    failure, checked = run_checks(declared, NAME, halved)
+    if failure is not None:
+        return ContractResult(NAME, Outcome.FAILED, failure)
     cells += [
         cell(s, Dimension.LAW, Status.SAMPLED, f"χ² of real draws, TV {float(PERTURBATION):g}")
         for s in surfaces
     ]
+    cells += checked
     return ContractResult(
         NAME,
         Outcome.PASSED,

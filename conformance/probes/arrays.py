@@ -9,6 +9,11 @@ selector's unit counts), beyond the single elements the exact contracts replay.
 - **Batch.** One call of as many elements of one value: pairs of its outputs :data:`LAGS` apart
   must be independent, with the product of the (coarsened) exact law (:func:`lag_tests`), so
   outputs that share, reuse or reflect draws within a call are seen.
+- **Tails.** One call of :data:`TAIL_CALL` elements of one value: the outputs beyond the points
+  where each tail of the exact law holds 16, 64, 256 and 1024 of them must be as many as
+  the law says (:func:`tail_problems`), so code that cuts, caps or thins the far tails (a loop
+  stopped after a few rounds, a table that ends early) is seen where the cells of the other
+  tests pool those outputs with the bulk.
 - **Forms.** The same array as a list, numpy integers of every width that holds it, Fortran order,
   a transposed or strided view, read-only, big-endian (:func:`forms`): the kind hands plugins a
   validated array, so the same draws must give the same outputs (:func:`form_problems`).
@@ -16,6 +21,7 @@ selector's unit counts), beyond the single elements the exact contracts replay.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from functools import partial
 from typing import Any
@@ -23,6 +29,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 from gmpy2 import mpq
+from scipy.stats import binom
 
 from dpplug.conformance.probes.base import LawTest
 from dpplug.pmf import Pmf
@@ -37,6 +44,10 @@ LARGE_CALL = (1 << 17) + 7
 LARGEST_CALL = (1 << 18) + 7
 #: Lags at which pairs of outputs of one large call are tested for independence.
 LAGS = (1, 2, 3, 4, 5, 7, 8, 16, 63, 64, 255, 256, 1024, 4096, 1 << 14, 1 << 15)
+#: Elements of the call whose far tails are counted (:func:`tail_problems`).
+TAIL_CALL = (1 << 20) + 7
+#: Expected outputs beyond each far-tail point of :func:`tail_problems`.
+TAIL_EXPECTED = (16, 64, 256, 1024)
 #: Bins of each output of a pair (cut where the law's cumulative mass crosses multiples of
 #: 1/PAIR_BINS), so the product law has few cells.
 PAIR_BINS = 6
@@ -162,6 +173,71 @@ def lag_tests(
             )
         )
     return tests
+
+
+def far_tail_points(law: Pmf, size: int) -> list[tuple[int, int]]:
+    """The tail cells of :func:`tail_problems`, as (point, direction): on each side of the law,
+    the farthest points whose tail (outwards) holds at least each of :data:`TAIL_EXPECTED`
+    outputs of *size* (found in floats: they only place the cells, whose masses are exact)."""
+    r = law.tail_ratio
+    points = set()
+    for step, end, inward in ((1, law.high, list(law)[::-1]), (-1, law.low, list(law))):
+        beyond = float(law.prob(end + step) / (1 - r)) if r is not None else 0.0
+        for expected in TAIL_EXPECTED:
+            points.add((_tail_point(end, inward, law, beyond, r, expected / size, step), step))
+    return sorted(points)
+
+
+def _tail_point(
+    end: int, inward: list[int], law: Pmf, beyond: float, r: Any, target: float, step: int
+) -> int:
+    """The farthest point from the centre whose tail (outwards, by *step*) holds *target*."""
+    if beyond >= target:  # past the window: P(tail from end + k·step) = beyond·r^(k−1)
+        return end + step * (1 + int(math.log(target / beyond) / math.log(float(r))))
+    mass = beyond
+    for z in inward:
+        mass += float(law[z])
+        if mass >= target:
+            return z
+    return inward[-1]
+
+
+def tail_problems(
+    call: Call, value: int, law: Pmf, slack: Any, seed: int, false_alarm: float
+) -> list[str]:
+    """The far tails of one :data:`TAIL_CALL`-element call on *value* (see the module
+    docstring): at each point of :func:`far_tail_points`, the number of outputs at or beyond it
+    against the exact law's mass there (widened by the tested law's distance *slack* to the
+    true one), by an exact two-sided binomial test; the false-alarm rate is split over the
+    points."""
+    points = far_tail_points(law, TAIL_CALL)
+    outputs = np.asarray(call(np.full(TAIL_CALL, value, dtype=np.int64), SeededSource(seed)))
+    level = false_alarm / len(points)
+    for point, step in points:
+        mass = _tail_mass(law, point, step)
+        seen = int(np.count_nonzero((outputs - point) * step >= 0))
+        low = float(max(mpq(0), mass - slack))
+        high = float(min(mpq(1), mass + slack))
+        few, many = binom.cdf(seen, TAIL_CALL, high), binom.sf(seen - 1, TAIL_CALL, low)
+        if min(few, many) < level / 2:
+            side = "at least" if step > 0 else "at most"
+            return [
+                f"{seen} of {TAIL_CALL} outputs of {value} are {side} {point}, where the law "
+                f"expects {TAIL_CALL * float(mass):.1f} (p = {min(few, many) * 2:.1e} < "
+                f"{level:.1e}): the code's far tails are not the declared law's"
+            ]
+    return []
+
+
+def _tail_mass(law: Pmf, point: int, step: int) -> Any:
+    """P(X ≥ point) (step 1) or P(X ≤ point) (step −1), exactly, tails beyond the window in
+    closed form."""
+    inside = sum((p for z, p in law.items() if (z - point) * step >= 0), mpq(0))
+    if law.tail_ratio is None:
+        return inside
+    edge = law.high if step > 0 else law.low
+    first = edge + step if (edge - point) * step >= 0 else point  # first point past the window
+    return inside + law.prob(first) / (1 - law.tail_ratio)
 
 
 def other_widths(values: npt.NDArray[np.int64]) -> list[tuple[str, npt.NDArray[Any]]]:

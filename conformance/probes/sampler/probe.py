@@ -34,10 +34,12 @@ from dpplug.conformance.divergence import (
 from dpplug.conformance.privacy_check import PrivacyCheck
 from dpplug.conformance.probes.arrays import (
     LARGE_CALL,
+    TAIL_CALL,
     aliasing_problems,
     class_tests,
     form_problems,
     lag_tests,
+    tail_problems,
 )
 from dpplug.conformance.probes.base import (
     BETAS,
@@ -518,7 +520,17 @@ class SamplerProbe(Probe):
         sampler = self.sampler
         low, high = self._hygiene_range()
         counts = count_inputs(low, high, settings.seed)["mixed"][:4, :4]
+        middle = self.inputs[len(self.inputs) // 2]
         checks = [
+            Check(
+                (("sample", Dimension.LAW), ("sample", Dimension.SIZE)),
+                "sampling-law",
+                Status.SAMPLED,
+                f"the far tails of one call of {TAIL_CALL} counts, exact binomial tests",
+                lambda s: tail_problems(
+                    sampler.sample, middle, *self.tested_law(middle), s.seed, s.false_alarm
+                ),
+            ),
             Check(
                 (("sample", Dimension.FORMS),),
                 "hygiene",
