@@ -35,6 +35,7 @@ from dpplug.conformance.coverage import Cell, Status, cell
 from dpplug.conformance.default_source import SeededSystemSource, as_default
 from dpplug.conformance.goodness_of_fit import chi_square_gof, chi_square_power
 from dpplug.conformance.probes import probes
+from dpplug.conformance.probes.arrays import PAIR_BINS, binned, coarsened
 from dpplug.conformance.probes.base import LawTest, Probe
 from dpplug.conformance.results import ContractResult, Outcome
 from dpplug.conformance.settings import Settings
@@ -122,30 +123,91 @@ def _tests(entry: Entry, settings: Settings) -> list[LawTest]:
     for probe in declared[:1]:  # large calls, on the first declared case (their cost)
         tests += probe.law_tests(settings)
         if probe.law_inputs:
-            tests.append(_default_source_test(probe, settings, len(tests)))
+            tests += _default_source_tests(probe, settings, len(tests))
     return tests
 
 
-def _default_source_test(probe: Probe, settings: Settings, index: int) -> LawTest:
+#: The least spread (:func:`_spread`) for which two calls are tested for independence.
+MIN_SPREAD = mpq(1, 4)
+
+
+def _default_source_tests(probe: Probe, settings: Settings, index: int) -> list[LawTest]:
     """The first probe input's law, drawn with the source left out (``None``) while a
     :class:`~.default_source.SeededSystemSource` is the default: code that branches on the
     source it is given is tested on the branch callers take (for probes whose inputs have a
-    law: not the anonymized releasers', whose laws are tested on whole histograms)."""
+    law: not the anonymized releasers', whose laws are tested on whole histograms); and two
+    such calls (:func:`_two_calls_test`)."""
     value = probe.law_inputs[0]
+    size = _size(probe, settings)
 
     def sample(seed: int) -> Any:
         with as_default(SeededSystemSource(seed + index)):
-            return probe.law_draw(value, _size(probe, settings), None)  # type: ignore[arg-type]
+            return probe.law_draw(value, size, None)  # type: ignore[arg-type]
 
     what = f"{probe.where}, input {probe.show_input(value)}, with the default source"
-    return LawTest(
-        probe.call_surfaces[0],
-        (Dimension.FORMS,),
-        what,
-        sample,
-        partial(probe.tested_law, value),
-        probe.show_output,
-    )
+    tests = [
+        LawTest(
+            probe.call_surfaces[0],
+            (Dimension.FORMS,),
+            what,
+            sample,
+            partial(probe.tested_law, value),
+            probe.show_output,
+        )
+    ]
+    return tests + _two_calls_test(probe, size, index)
+
+
+def _two_calls_test(probe: Probe, size: int, index: int) -> list[LawTest]:
+    """Two calls with the source left out, at the probe input whose coarsened law is most
+    spread: their i-th outputs must be independent (against the product of the coarsened law;
+    the power check asks for the rejection of identical calls), so a call that seeds itself
+    when given no source is seen. None where every input's law is so concentrated that
+    identical calls could not be told from independent ones."""
+    spread = {value: _spread(probe.tested_law(value)[0]) for value in probe.inputs}
+    value = max(spread, key=lambda v: spread[v])
+    if spread[value] < MIN_SPREAD:
+        return []
+    marginal, slack = probe.tested_law(value)
+    ends, bins = coarsened(marginal)
+
+    def pairs(seed: int) -> Any:
+        with as_default(SeededSystemSource(seed + index + 1)):
+            first = probe.law_draw(value, size // 2, None)  # type: ignore[arg-type]
+            second = probe.law_draw(value, size // 2, None)  # type: ignore[arg-type]
+        return binned(np.asarray(first), ends) * PAIR_BINS + binned(np.asarray(second), ends)
+
+    def product() -> tuple[Pmf, Any]:
+        return Pmf({a * PAIR_BINS + b: bins[a] * bins[b] for a in bins for b in bins}), 2 * slack
+
+    def identical(law: Pmf) -> Pmf:
+        """Identical calls, mixed with 1% of the product so that the laws share outputs."""
+        return Pmf(
+            {
+                z: p / 100
+                + (99 * bins[z // PAIR_BINS] / 100 if z // PAIR_BINS == z % PAIR_BINS else 0)
+                for z, p in law.items()
+            }
+        )
+
+    what = f"{probe.where}, input {probe.show_input(value)}, with the default source"
+    return [
+        LawTest(
+            probe.call_surfaces[0],
+            (Dimension.STATE,),
+            f"{what}: two calls (the i-th outputs of each, independent)",
+            pairs,
+            product,
+            alternative=identical,
+        )
+    ]
+
+
+def _spread(law: Pmf) -> Any:
+    """The probability that two independent outputs fall in different bins of the coarsened
+    law."""
+    _, bins = coarsened(law)
+    return 1 - sum((p * p for p in bins.values()), mpq(0))
 
 
 def check(entry: Entry, settings: Settings) -> ContractResult:
@@ -180,7 +242,7 @@ def check(entry: Entry, settings: Settings) -> ContractResult:
             )
         worst_p = min(worst_p, fit.p_value)
         try:
-            alternative = perturbed(law)
+            alternative = (test.alternative or perturbed)(law)
         except ValueError:  # a (nearly) degenerate law: only impossible outputs can be seen
             cells += [cell(test.surface, d, Status.SAMPLED, where) for d in test.dimensions]
             continue

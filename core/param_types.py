@@ -327,11 +327,14 @@ def _inside(param: Param, value: object) -> bool:
 
 
 def _between(low: Rat, high: Rat, rng: random.Random) -> Rat:
-    """A log-uniform rational in (low, high), 0 < low, to three significant digits (a test
-    point: floats choose it, the case gets the exact rational)."""
+    """A log-uniform rational in (low, high), 0 < low: three significant digits and then 2/3 of
+    the last one, so its decimal expansion never ends (…6667), no float holds it, and rounding
+    it to any number of decimals past the third digit moves it up (code that rounds a parameter
+    is seen where the rounding adds budget). A test point: floats choose it, the case gets the
+    exact rational."""
     x = math.exp(rng.uniform(math.log(low), math.log(high)))
     exponent = math.floor(math.log10(x)) - 2
-    value = mpq(round(x / 10.0**exponent)) * mpq(10) ** exponent
+    value = mpq(3 * round(x / 10.0**exponent) + 2, 3) * mpq(10) ** exponent
     return value if low < value < high else mpq(low + high) / 2
 
 

@@ -110,7 +110,10 @@ class LawTest:
     other tests): ``sample(seed)`` makes the calls from seeded sources derived from the run's *seed*
     (tests that read one call share it; the others use their own) and returns the outputs, coded as
     integers; ``law()`` is the law they must follow and a rational bound on its total-variation
-    distance to the truth; ``show(z)`` says what the coded output *z* is, for the report."""
+    distance to the truth; ``show(z)`` says what the coded output *z* is, for the report;
+    ``alternative(law)``, where given, is the flawed law whose rejection the power check asks
+    for (by default 5% of the law's mass moved, :func:`~dpplug.conformance.sampling_law.perturbed`).
+    """
 
     surface: str
     dimensions: tuple[Dimension, ...]
@@ -118,6 +121,7 @@ class LawTest:
     sample: Callable[[int], npt.NDArray[np.int64]]
     law: Callable[[], tuple[Pmf, Any]]
     show: Callable[[int], str] = str
+    alternative: Callable[[Pmf], Pmf] | None = None
 
 
 @dataclass(frozen=True)

@@ -184,6 +184,11 @@ LATER_ANSWERS = -1
 #: The sampling law's input that stands for a session's total: the sum of the k answers of a
 #: session on {x₀: ⌊n/2⌋} asked {x₀: 1} k times, tested where k·n·W ≤ :data:`MAX_LOSS_STEPS`.
 SESSION_TOTAL = -2
+#: The sampling law's input that stands for a batch's order: the second answer of sessions on
+#: {x₀: n} asked [{x₁: 1}, {x₀: 1}] in one ``answers`` call, whose law is the answer law at the
+#: top (x₁'s true answer is 0), so a batch path that answers or returns its queries in another
+#: order than the caller's is seen, while one that only draws its noises in another order is not.
+MIXED_BATCH = -3
 
 
 class IndependentAnswersVerifier(Verifier):
@@ -193,6 +198,7 @@ class IndependentAnswersVerifier(Verifier):
     replayed against them, and its first, later and total answers tested against them."""
 
     structure = IndependentAnswers
+    tests_batch_law = True  # later answers and session totals are drawn through answers()
     probe: QueryReleaserProbe
     declared: IndependentAnswers
 
@@ -215,19 +221,22 @@ class IndependentAnswersVerifier(Verifier):
         return self.declared.answer_law(scaled)
 
     def _law_value(self, value: int) -> int:
+        if value == MIXED_BATCH:
+            return self._releaser.n
         return self._releaser.n // 2 if value in (LATER_ANSWERS, SESSION_TOTAL) else value
 
     def law_inputs(self) -> tuple[int, ...]:
         """The first answer at both ends and the middle, and for a session of k ≥ 2 queries its
-        later answers (:data:`LATER_ANSWERS`) and its total (:data:`SESSION_TOTAL`, where k·n·W
-        is at most :data:`MAX_LOSS_STEPS`)."""
+        later answers (:data:`LATER_ANSWERS`), a batch's order (:data:`MIXED_BATCH`) and its
+        total (:data:`SESSION_TOTAL`, where k·n·W is at most :data:`MAX_LOSS_STEPS`)."""
         inputs = self.probe.inputs
         k = self._releaser.workload.max_queries
         if not self._releaser.interactive or k == 1:
             return inputs
+        batch = (MIXED_BATCH,) if len(self.probe.labels(2)) == 2 else ()
         if k * self.probe.scale > MAX_LOSS_STEPS:
-            return (*inputs, LATER_ANSWERS)
-        return (*inputs, LATER_ANSWERS, SESSION_TOTAL)
+            return (*inputs, LATER_ANSWERS, *batch)
+        return (*inputs, LATER_ANSWERS, *batch, SESSION_TOTAL)
 
     def law_draw(self, value: int, size: int, source: RandomSource) -> npt.NDArray[Any]:
         """The probe's first answers, or for :data:`LATER_ANSWERS` answers 2 … k of sessions on
@@ -236,6 +245,8 @@ class IndependentAnswersVerifier(Verifier):
         tested too); for :data:`SESSION_TOTAL` the totals of *size* such sessions' answers, whose
         law is the k-fold convolution of the middle's, so answers that depend on each other
         anywhere in the session (shared, reused or negated noise) are seen."""
+        if value == MIXED_BATCH:
+            return self._second_of_batches(size, source)
         if value not in (LATER_ANSWERS, SESSION_TOTAL):
             return self.probe.draw(value, size, source)
         probe = self.probe
@@ -247,6 +258,18 @@ class IndependentAnswersVerifier(Verifier):
             answers = [int(a * probe.scale) for a in released]
             outputs += answers[1:] if value == LATER_ANSWERS else [sum(answers)]
         return np.array(outputs[:size], dtype=np.int64)
+
+    def _second_of_batches(self, size: int, source: RandomSource) -> npt.NDArray[Any]:
+        """:data:`MIXED_BATCH`'s draws: the second answer of *size* sessions."""
+        probe = self.probe
+        first, second = probe.labels(2)
+        data = probe.dataset(self._law_value(MIXED_BATCH))
+        batch = [{second: 1}, {first: 1}]
+        outputs = [
+            int(self._releaser.start(data, source).answers(batch)[1] * probe.scale)
+            for _ in range(size)
+        ]
+        return np.array(outputs, dtype=np.int64)
 
     def tested_law(self, value: int) -> tuple[Pmf, Any]:
         """The first answer's declared law on {x₀: value} (the middle's for
@@ -281,6 +304,8 @@ class IndependentAnswersVerifier(Verifier):
             return f"{data}, answers 2…k to the same query pooled"
         if value == SESSION_TOTAL:
             return f"{data}, the total of k answers to one query"
+        if value == MIXED_BATCH:
+            return f"{data}, the second answer of the batch [{{x₁: 1}}, {{x₀: 1}}]"
         return None
 
     @cached_property

@@ -38,6 +38,10 @@ class Verifier:
 
     #: The structure type this verifier verifies (``None``: no structure).
     structure: ClassVar[type | None] = None
+    #: Whether its sampling-law tests draw whole workloads through ``answers`` (a query
+    #: session's batch path), so that path may draw in its own order and still be held to the
+    #: law; otherwise a batch must give, from one seed, the answers of one query per call.
+    tests_batch_law: ClassVar[bool] = False
 
     def __init__(self, probe: Probe, declared: Any) -> None:
         self.probe, self.declared = probe, declared

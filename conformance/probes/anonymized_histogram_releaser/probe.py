@@ -64,7 +64,7 @@ from dpplug.conformance.probes.base import (
     quantile_plot,
     strict_time_problems,
 )
-from dpplug.conformance.probes.whole import whole_problems
+from dpplug.conformance.probes.whole import param_texts, whole_problems
 from dpplug.conformance.settings import Settings
 from dpplug.conformance.structures import verifier_for
 from dpplug.conformance.structures.noise_window import (
@@ -89,6 +89,8 @@ from dpplug.surfaces import Dimension
 CHAIN: tuple[tuple[int, ...], ...] = ((), (1,), (2,), (2, 1), (2, 2), (3, 2), (3, 3), (4, 3))
 #: The exact check compares every pair of neighbouring histograms with at most this many items.
 EXACT_ITEMS = 6
+#: The fields of a release its law covers (every other one is fixed or data-independent).
+_LAW_FIELDS = frozenset({"prevalences", "total"})
 #: Accuracy is tested on releases of this histogram (sorted counts).
 ACCURACY_DATA = (6, 4, 4, 2, 1, 1)
 #: Neighbouring pairs of large histograms (sorted counts) the size check compares exactly: the
@@ -382,7 +384,7 @@ class AnonymizedProbe(Probe):
         given = prevalences_of(data).as_dict()
         while len(rows) < size:
             rows.append(self._error_row(self.releaser.release_prevalences(given, source), data))
-        table = np.array(rows[:size], dtype=object if max(data) >= 1 << 62 else np.int64)
+        table = np.array(rows[:size], dtype=object if max(data, default=0) >= 1 << 62 else np.int64)
         keys = self._error_keys()
         return {key: table[:, i] for i, key in enumerate(keys)}
 
@@ -656,16 +658,21 @@ class AnonymizedProbe(Probe):
     def _whole_problems(self, seed: int) -> list[str]:
         releaser = self.releaser
         fixed = {"guarantee": releaser.guarantee, "mechanism": releaser.name}
+        fixed["params"] = param_texts(releaser)
         first = prevalences_of(HYGIENE_DATA[0]).as_dict()
         self.others_first(
             lambda other: cast(AnonymizedProbe, other).releaser.release_prevalences(first)
         )
+        reference = None
         for counts in HYGIENE_DATA:
             data = prevalences_of(counts).as_dict()
             release = releaser.release_prevalences(data, SeededSource(seed))
-            problems = whole_problems(releaser, release, (AnonymizedHistogram,), fixed)
+            problems = whole_problems(
+                releaser, release, (AnonymizedHistogram,), fixed, _LAW_FIELDS, reference
+            )
             if problems:
                 return [f"data {_shown(counts)}: {problems[0]}"]
+            reference = release
         return []
 
     def _size_problems(self) -> list[str]:

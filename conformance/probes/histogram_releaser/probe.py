@@ -50,7 +50,7 @@ from dpplug.conformance.probes.base import (
     strict_time_problems,
     universe_labels,
 )
-from dpplug.conformance.probes.whole import whole_problems
+from dpplug.conformance.probes.whole import param_texts, whole_problems
 from dpplug.conformance.settings import Settings
 from dpplug.conformance.structures import Verifier, verifier_for
 from dpplug.errors import AccuracyWarning, BadParameter, DpplugError, NotSupported
@@ -99,6 +99,9 @@ RELEASES = 32
 #: Other insertion orders each hygiene dataset is also released in.
 ORDERINGS = 3
 _HISTOGRAMS = (DenseHistogram, SparseHistogram, CompactHistogram)
+#: The fields of a release its law covers, and what is derived from them (every other one is
+#: fixed or data-independent).
+_LAW_FIELDS = frozenset({"counts", "indices", "_by_index", "coefficients"})
 
 
 @dataclass(frozen=True)
@@ -896,11 +899,17 @@ class ReleaserProbe(Probe):
         datasets = self._datasets(seed)
         first = next(iter(datasets.values()))
         self.others_first(lambda other: cast(ReleaserProbe, other).releaser.release(first))
+        reference = None
         for name, data in datasets.items():
             release = releaser.release(data, SeededSource(seed))
-            problems = whole_problems(releaser, release, _HISTOGRAMS, fixed)
+            named = {"releaser": releaser.name, "parameters": param_texts(releaser)}
+            compact = fixed | named if isinstance(release, CompactHistogram) else fixed
+            problems = whole_problems(
+                releaser, release, _HISTOGRAMS, compact, _LAW_FIELDS, reference
+            )
             if problems:
                 return [f"{name} data: {problems[0]}"]
+            reference = release
             before = _content(release)
             releaser.release(data, SeededSource(seed + 1))
             if _content(release) != before:

@@ -21,6 +21,7 @@ import numpy.typing as npt
 from gmpy2 import mpq
 
 from dpplug.conformance.coverage import Status
+from dpplug.conformance.default_source import SeededSystemSource, as_default
 from dpplug.conformance.divergence import hockey_stick
 from dpplug.conformance.privacy_check import PrivacyCheck
 from dpplug.conformance.probes.arrays import (
@@ -401,7 +402,34 @@ class SelectorProbe(Probe):
             dataclasses.replace(t, dimensions=(*t.dimensions, Dimension.BATCH)) for t in decided
         ]
         tests += [dataclasses.replace(t, dimensions=(Dimension.STATE,)) for t in lagged]
+        fresh = f"{decide}: two deciders made with the source left out, one decision each"
+        tests.append(
+            LawTest(
+                "decider",
+                (Dimension.FORMS,),
+                fresh,
+                partial(self._fresh_decisions, middle, settings.samples),
+                partial(self._pair_law, middle),
+            )
+        )
         return tests
+
+    def _fresh_decisions(self, units: int, pairs: int, seed: int) -> Any:
+        """Pairs of first decisions of two deciders made one after the other with the source
+        left out (a :class:`~...default_source.SeededSystemSource` the default), coded 2a + b:
+        a decider that seeds itself when given no source decides alike every time."""
+        decisions = np.zeros(pairs, dtype=np.int64)
+        with as_default(SeededSystemSource(seed * 7919 + 15)):
+            for i in range(pairs):
+                first, second = self.selector.decider(), self.selector.decider()
+                decisions[i] = 2 * int(bool(first(units))) + int(bool(second(units)))
+        return decisions
+
+    def _pair_law(self, units: int) -> tuple[Pmf, Any]:
+        """Two independent decisions at *units*, coded 2a + b."""
+        keep = self.selector.keep_probability(units)
+        single = {0: 1 - keep, 1: keep}
+        return Pmf({2 * a + b: single[a] * single[b] for a in single for b in single}), 0
 
     def _keep_law(self, units: int) -> tuple[Pmf, Any]:
         keep = self.selector.keep_probability(units)

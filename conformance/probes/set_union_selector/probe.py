@@ -53,6 +53,7 @@ from dpplug.conformance.probes.base import (
     Probe,
     strict_time_problems,
 )
+from dpplug.conformance.probes.set_union_selector.bounding import bounding_tests
 from dpplug.conformance.probes.set_union_selector.distributed import (
     distributed_select,
     has_rounds,
@@ -463,7 +464,8 @@ class SetUnionProbe(Probe):
 
     def law_tests(self, settings: Settings) -> list[LawTest]:
         """The labels of one large call (each held by the same units) released independently,
-        each with the declared probability of being released in some round."""
+        each with the declared probability of being released in some round; the bound to Δ₀ of
+        large units (:mod:`.bounding`)."""
         units = self._batch_units()
 
         def sample(seed: int) -> npt.NDArray[np.int64]:
@@ -487,7 +489,8 @@ class SetUnionProbe(Probe):
                 f"{self.where}: {BATCH_LABELS} labels of {units} single-label units in one call",
                 sample,
                 law,
-            )
+            ),
+            *bounding_tests(self.selector, self.where, settings.samples),
         ]
 
     def _batch_units(self) -> int:

@@ -183,7 +183,7 @@ class PartitionSelectorKind(Kind):
         Surface(
             "decider",
             "one partition's decision per call (PipelineDP's per-partition route)",
-            (Dimension.LAW, Dimension.BATCH, Dimension.SIZE, Dimension.STATE),
+            (Dimension.LAW, Dimension.BATCH, Dimension.SIZE, Dimension.FORMS, Dimension.STATE),
         ),
         Surface(
             "keep_probability",

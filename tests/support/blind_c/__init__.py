@@ -26,7 +26,7 @@ ZOO: dict[type[dpplug.Mechanism], tuple[str, str]] = {
     anonymized.CappedSorted: ("accuracy", "the largest error exceeds"),
     anonymized.HashedRowsSorted: ("hygiene", "as rows of the labels"),
     queries.RowsNormalised: ("exact-privacy", "it does not do what it declares"),
-    queries.SortedBatch: ("hygiene", "one answer per call"),
+    queries.SortedBatch: ("sampling-law", "the second answer of the batch"),
     queries.LabelCache: ("exact-privacy", "it does not do what it declares"),
     setunion.DistributedWeightOffByOne: ("exact-privacy", "the distributed route"),
     setunion.PopularBound: ("exact-privacy", "the declared rounds give"),
