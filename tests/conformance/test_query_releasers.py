@@ -20,7 +20,11 @@ from dpplug.conformance.probes.query_releaser.probe import (
 from dpplug.conformance.results import Outcome
 from dpplug.conformance.runner import CONTRACTS, run_contract
 from dpplug.conformance.settings import Settings
-from dpplug.conformance.structures.independent_answers import LATER_ANSWERS, SESSION_TOTAL
+from dpplug.conformance.structures.independent_answers import (
+    LATER_ANSWERS,
+    MIXED_BATCH,
+    SESSION_TOTAL,
+)
 from dpplug.conformance.structures.noisy_coordinates import NoisyCoordinatesVerifier
 from dpplug.conformance.structures.sparse_vector_rounds import (
     AT_THRESHOLD,
@@ -104,8 +108,11 @@ def test_the_probe_draws_answers_in_grid_units_with_exact_laws_only_where_declar
     with pytest.raises(NotSupported, match="irrational"):
         probe.law(0)
     assert probe.inputs == (0, probe.releaser.n // 2, probe.releaser.n)  # both clamped ends
-    assert probe.law_inputs == (*probe.inputs, LATER_ANSWERS, SESSION_TOTAL)
+    assert probe.law_inputs == (*probe.inputs, LATER_ANSWERS, MIXED_BATCH, SESSION_TOTAL)
     later = probe.law_draw(LATER_ANSWERS, 7, dpplug.SeededSource(1))
+    batch = probe.law_draw(MIXED_BATCH, 7, dpplug.SeededSource(1))
+    assert len(batch) == 7 and batch.min() >= 0 and batch.max() <= probe.scale
+    assert probe.tested_law(MIXED_BATCH) == probe.tested_law(probe.inputs[2])  # x₀'s, at the top
     assert len(later) == 7 and later.min() >= 0 and later.max() <= probe.scale
     assert probe.tested_law(LATER_ANSWERS) == probe.tested_law(probe.inputs[1])
     middle = probe.inputs[1]
