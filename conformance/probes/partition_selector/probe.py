@@ -366,10 +366,45 @@ class SelectorProbe(Probe):
 
     def _classes(self) -> list[int]:
         """Unit counts of the large mixed calls: 0, 1, the middle, the saturation and past it,
-        and counts up to the largest accepted (near 2^16, 2^31, 2^53 and 2^62)."""
+        the first count a partition may be kept at and its neighbours (where a pre-threshold's
+        comparison lives), and counts up to the largest accepted (near 2^16, 2^31, 2^53 and
+        2^62)."""
         s = self.selector.saturation
         huge = [(1 << 16) - 1, 1 << 16, (1 << 31) + 1, (1 << 53) + 1, UNBOUNDED_COUNT - 1]
-        return sorted({0, 1, self.inputs[len(self.inputs) // 2], s, s + 1, *huge})
+        first = self._first_kept()
+        edge = [u for u in range(first - 1, first + 3) if 0 <= u]
+        return sorted({0, 1, self.inputs[len(self.inputs) // 2], s, s + 1, *edge, *huge})
+
+    def _first_kept(self) -> int:
+        """The smallest unit count kept with positive probability (keep probabilities grow
+        with the units; found by bisection up to the saturation)."""
+        low, high = 0, self.selector.saturation + 1
+        while low < high:
+            middle = (low + high) // 2
+            if self.selector.keep_probability(middle) > 0:
+                high = middle
+            else:
+                low = middle + 1
+        return low
+
+    def _drawn_problems(self, seed: int) -> list[str]:
+        """A large call of one unit count whose declared law is random (the first counts that
+        may be kept, the middle, the saturation) draws from its source: a bulk path that
+        decides such partitions without a draw gives them a law other than the declared one."""
+        first = self._first_kept()
+        for units in sorted({first, first + 1, self.inputs[len(self.inputs) // 2]}):
+            keep = self.selector.keep_probability(units)
+            if not 0 < keep < 1:
+                continue
+            source = SeededSource(seed)
+            self.selector.select(np.full(LARGE_CALL, units, dtype=np.int64), source)
+            if source.draws == 0:
+                return [
+                    f"select() of {LARGE_CALL} partitions of {units} units drew nothing from "
+                    f"its source, but keep_probability({units}) = {float(keep):.3g}: their "
+                    "decisions are not the declared ones"
+                ]
+        return []
 
     def _law(self, units: int) -> tuple[Pmf, Any]:
         return self.selector.output_pmf(units), 0
@@ -439,6 +474,14 @@ class SelectorProbe(Probe):
         selector = self.selector
         units = count_inputs(0, selector.saturation + 5, settings.seed)["mixed"][:4, :4]
         checks = [
+            Check(
+                (("select", Dimension.SIZE),),
+                "hygiene",
+                Status.CHECKED,
+                f"a call of {LARGE_CALL} partitions of one unit count whose law is random draws "
+                "from its source",
+                lambda s: self._drawn_problems(s.seed),
+            ),
             Check(
                 (("select", Dimension.FORMS),),
                 "hygiene",
