@@ -319,7 +319,8 @@ def one_element_law(
     draw). The last draw is explored over its whole range by bisection (:func:`_pieces`, with
     random points inside each piece): the one element it moves is found, and its law under
     that draw, the others fixed, must be the declared law of its value exactly; a draw that
-    moves several elements is a finding (their outputs share randomness)."""
+    moves several elements is a finding (their outputs share randomness), and so is a last
+    element whose output, moved by no draw, has probability 0 under its declared law."""
     recorder = _Recorder(seed)
     baseline = np.asarray(call(values, recorder))
     made = recorder.draws_made
@@ -350,6 +351,14 @@ def one_element_law(
             f"({moved[:4].tolist()}…): its outputs share randomness"
         )
     if moved.size == 0:
+        final = int(values.reshape(-1)[-1])
+        given = int(baseline.reshape(-1)[-1])
+        if not declared(final).get(given, 0):
+            return (
+                f"the last element, of value {final}, gives {given} whatever its draw (the "
+                f"call's last draw changes nothing), an output its declared law gives "
+                "probability 0"
+            )
         raise NotSupported("the call's last draw moves no element at its two ends")
     element = int(moved[0])
     rng = np.random.default_rng(seed)  # chooses test points only

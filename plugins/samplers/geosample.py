@@ -117,7 +117,7 @@ class GeoSample(CountingQuerySampler):
         return noise.variance
 
     def _accuracy(self, beta: Any) -> Accuracy:
-        """Exact integer form of m = ⌈ln(2α/((1+α)β))/ε̃⌉ − 1: the smallest m with
+        """Exact integer form of m = ⌈ln(2/((1+α)β))/ε̃⌉ − 1: the smallest m with
         Pr[|Z| > m] = 2b^{m+1}/((a+b)·a^m) ≤ β (clamping only shrinks the error)."""
         m = smallest_error_bound(self.geometric.tail, beta, cap=self.n)
         bound = ErrorBound(m, beta)

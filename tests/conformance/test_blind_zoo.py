@@ -1,4 +1,4 @@
-"""The broken plugins red teams wrote blind to the suite (support.blind_a to _g) fail
+"""The broken plugins red teams wrote blind to the suite (support.blind_a to _h) fail
 the contract that catches each, for the reason given, in the default run's settings; the honest
 variations the suite once refused pass theirs."""
 
@@ -13,11 +13,11 @@ from dpplug.conformance.results import Outcome
 from dpplug.conformance.runner import CONTRACTS, run_contract
 from dpplug.conformance.settings import Settings
 
-from support import blind_a, blind_b, blind_c, blind_d, blind_e, blind_f, blind_g
+from support import blind_a, blind_b, blind_c, blind_d, blind_e, blind_f, blind_g, blind_h
 
-ZOOS = (blind_a, blind_b, blind_c, blind_d, blind_e, blind_f, blind_g)
+ZOOS = (blind_a, blind_b, blind_c, blind_d, blind_e, blind_f, blind_g, blind_h)
 #: The zoos that keep honest variations, each with the contract most likely to refuse it.
-WITH_CONTROLS = (blind_e, blind_g)
+WITH_CONTROLS = (blind_e, blind_g, blind_h)
 REGISTRIES = {zoo: Registry.load([zoo], entry_points=False) for zoo in ZOOS}
 
 

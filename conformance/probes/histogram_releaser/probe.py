@@ -16,6 +16,7 @@ releases a few small datasets many times.
 from __future__ import annotations
 
 import numbers
+import time
 import warnings
 from collections import Counter
 from collections.abc import Callable, Iterable
@@ -972,10 +973,11 @@ class ReleaserProbe(Probe):
         last = releaser.universe.size - 1
         count = max(1, releaser.n // 3)
         data = {0: count, last: count}
-        releases = min(SIZE_RELEASES, max(MIN_SIZE_RELEASES, SIZE_LABELS // (last + 1)))
+        planned = min(SIZE_RELEASES, max(MIN_SIZE_RELEASES, SIZE_LABELS // (last + 1)))
         a = releaser.accuracy(BETAS[0]).per_query.a
         source = SeededSource(settings.seed)
-        shown = [releaser.release(data, source) for _ in range(releases)]
+        shown = _timed_releases(releaser, data, source, planned)
+        releases = len(shown)
         pairs = (((0, count), (last, count)), ((1, 0), (last - 1, 0)))
         alpha = settings.false_alarm / (2 * len(pairs) + 2)
         everywhere = releaser.accuracy(BETAS[0]).simultaneous
@@ -1001,8 +1003,24 @@ class ReleaserProbe(Probe):
                         f"for {y} only in {only_y} of {releases} releases (exact McNemar "
                         f"p < {alpha:.1e}); a releaser treats every label alike"
                     ]
-        alone = [releaser.release({0: count}, source) for _ in range(releases)]
+        alone = _timed_releases(releaser, {0: count}, source, planned)
         return _repeat_problems(alone, last, alpha)
+
+
+def _timed_releases(
+    releaser: HistogramReleaser, data: dict[Any, int], source: RandomSource, planned: int
+) -> list[Any]:
+    """*planned* releases of *data*, or as many as :data:`SIZE_SECONDS` of CPU time allow (at
+    least :data:`FEWEST_TIMED`): a dense releaser with a slow sampler over a universe past 2^20
+    labels takes seconds per release. Stopping on time, never on what was released, leaves the
+    exact tests run on them valid; only their power is smaller."""
+    shown: list[Any] = []
+    started = time.process_time()
+    while len(shown) < planned and (
+        len(shown) < FEWEST_TIMED or time.process_time() - started < SIZE_SECONDS
+    ):
+        shown.append(releaser.release(data, source))
+    return shown
 
 
 def _repeat_problems(shown: list[Any], last: int, alpha: float) -> list[str]:
@@ -1069,11 +1087,14 @@ SIZE_N = 1000
 #: The sampler the size check's case uses, where the releaser takes one (the fastest built-in).
 FAST_SAMPLER = "fixedpoint-geometric"
 #: The most releases of the size check, the fewest, and the labels all its releases may span
-#: together: the number of releases depends on the universe only (64 at 2^20 + 77 labels), never
-#: on how fast the machine is, so a run's checks and level are the same on every machine.
+#: together: the number of releases depends on the universe only (64 at 2^20 + 77 labels), not
+#: on how fast the machine is, unless each batch of releases passes SIZE_SECONDS of CPU time
+#: (then at least FEWEST_TIMED are made; a dense releaser with a slow sampler, seconds a release).
 SIZE_RELEASES = 200
 MIN_SIZE_RELEASES = 24
 SIZE_LABELS = 1 << 26
+SIZE_SECONDS = 60
+FEWEST_TIMED = 8
 
 
 def _outside(universe: Universe) -> list[object]:

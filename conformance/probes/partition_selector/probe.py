@@ -640,9 +640,14 @@ class SelectorProbe(Probe):
 
     def _element_problems(self, seed: int) -> list[str]:
         """The last partition of one large mixed call of ``select`` and of a decider
-        (:func:`~..replay.one_element_law`), each where it makes one draw per partition."""
+        (:func:`~..replay.one_element_law`), each where it makes one draw per partition: at
+        2^16 units (past every 16-bit index), and for ``select`` also at the first count a
+        partition may be kept at (where a pre-threshold's comparison lives)."""
         classes = self._classes()
         values = np.asarray(classes, dtype=np.int64)[np.arange(LARGE_CALL) % len(classes)]
+        values[-1] = 1 << 16
+        edge = values.copy()
+        edge[-1] = self._first_kept()
         selector = self.selector
 
         def output_law(units: int) -> dict[Any, Any]:
@@ -653,12 +658,13 @@ class SelectorProbe(Probe):
             return {0: 1 - keep, 1: keep}
 
         problems = []
-        for what, call, law in (
-            ("select()", self._selected, output_law),
-            ("decider()", self._decided, keep_law),
+        for what, call, law, explored in (
+            ("select()", self._selected, output_law, values),
+            ("select()", self._selected, output_law, edge),
+            ("decider()", self._decided, keep_law, values),
         ):
             try:
-                found = one_element_law(call, values, law, seed)
+                found = one_element_law(call, explored, law, seed)
             except NotSupported:
                 continue
             if found is not None:
