@@ -35,7 +35,7 @@ from dpplug.conformance.coverage import Cell, Status, cell
 from dpplug.conformance.default_source import SeededSystemSource, as_default
 from dpplug.conformance.goodness_of_fit import chi_square_gof, chi_square_power
 from dpplug.conformance.probes import probes
-from dpplug.conformance.probes.arrays import PAIR_BINS, binned, coarsened
+from dpplug.conformance.probes.arrays import PAIR_BINS, binned, coarsened, pair_product
 from dpplug.conformance.probes.base import LawTest, Probe
 from dpplug.conformance.results import ContractResult, Outcome
 from dpplug.conformance.settings import Settings
@@ -178,7 +178,7 @@ def _two_calls_test(probe: Probe, size: int, index: int) -> list[LawTest]:
         return binned(np.asarray(first), ends) * PAIR_BINS + binned(np.asarray(second), ends)
 
     def product() -> tuple[Pmf, Any]:
-        return Pmf({a * PAIR_BINS + b: bins[a] * bins[b] for a in bins for b in bins}), 2 * slack
+        return pair_product(bins), 2 * slack
 
     def identical(law: Pmf) -> Pmf:
         """Identical calls, mixed with 1% of the product so that the laws share outputs."""

@@ -75,6 +75,12 @@ def coarsened(law: Pmf, bins: int = PAIR_BINS) -> tuple[list[int], Pmf]:
     return ends, Pmf({i: p for i, p in enumerate(masses)})
 
 
+def pair_product(bins: Pmf) -> Pmf:
+    """The law of two independent draws of *bins* (bin indices below :data:`PAIR_BINS`), coded
+    a·PAIR_BINS + b."""
+    return Pmf({a * PAIR_BINS + b: bins[a] * bins[b] for a in bins for b in bins})
+
+
 def binned(values: Outputs, ends: list[int]) -> Outputs:
     """The bin of each value (:func:`coarsened`)."""
     return np.searchsorted(np.asarray(ends, dtype=np.int64), values, side="left").astype(np.int64)
@@ -159,9 +165,7 @@ def lag_tests(
 
         def law(lag: int = lag) -> tuple[Pmf, Any]:
             marginal, slack = law_of(value)
-            _, bins = coarsened(marginal)
-            product = {a * PAIR_BINS + b: bins[a] * bins[b] for a in bins for b in bins}
-            return Pmf(product), 2 * mpq(slack)
+            return pair_product(coarsened(marginal)[1]), 2 * mpq(slack)
 
         tests.append(
             LawTest(

@@ -26,10 +26,12 @@ from dpplug.conformance.divergence import hockey_stick
 from dpplug.conformance.privacy_check import PrivacyCheck
 from dpplug.conformance.probes.arrays import (
     LARGE_CALL,
+    PAIR_BINS,
     aliasing_problems,
     class_tests,
     form_problems,
     lag_tests,
+    pair_product,
 )
 from dpplug.conformance.probes.base import (
     EXACT_BETAS,
@@ -55,6 +57,7 @@ from dpplug.conformance.replay import (
 )
 from dpplug.conformance.settings import Settings
 from dpplug.errors import NotSupported
+from dpplug.exact import smallest_at_least
 from dpplug.guarantee import Guarantee, Relation
 from dpplug.kinds import UNBOUNDED_COUNT, PartitionSelector, Selection
 from dpplug.kinds.partition_selector.gaussian_dp import pair_slack
@@ -378,14 +381,9 @@ class SelectorProbe(Probe):
     def _first_kept(self) -> int:
         """The smallest unit count kept with positive probability (keep probabilities grow
         with the units; found by bisection up to the saturation)."""
-        low, high = 0, self.selector.saturation + 1
-        while low < high:
-            middle = (low + high) // 2
-            if self.selector.keep_probability(middle) > 0:
-                high = middle
-            else:
-                low = middle + 1
-        return low
+        top = self.selector.saturation + 1
+        kept = smallest_at_least(lambda u: int(self.selector.keep_probability(u) > 0), 0, top, 1)
+        return min(kept, top)
 
     def _drawn_problems(self, seed: int) -> list[str]:
         """A large call of one unit count whose declared law is random (the first counts that
@@ -451,20 +449,19 @@ class SelectorProbe(Probe):
 
     def _fresh_decisions(self, units: int, pairs: int, seed: int) -> Any:
         """Pairs of first decisions of two deciders made one after the other with the source
-        left out (a :class:`~...default_source.SeededSystemSource` the default), coded 2a + b:
+        left out (a :class:`~...default_source.SeededSystemSource` the default), coded as
+        :func:`~..arrays.pair_product` codes them:
         a decider that seeds itself when given no source decides alike every time."""
         decisions = np.zeros(pairs, dtype=np.int64)
         with as_default(SeededSystemSource(seed * 7919 + 15)):
             for i in range(pairs):
                 first, second = self.selector.decider(), self.selector.decider()
-                decisions[i] = 2 * int(bool(first(units))) + int(bool(second(units)))
+                decisions[i] = PAIR_BINS * int(bool(first(units))) + int(bool(second(units)))
         return decisions
 
     def _pair_law(self, units: int) -> tuple[Pmf, Any]:
-        """Two independent decisions at *units*, coded 2a + b."""
-        keep = self.selector.keep_probability(units)
-        single = {0: 1 - keep, 1: keep}
-        return Pmf({2 * a + b: single[a] * single[b] for a in single for b in single}), 0
+        """Two independent decisions at *units* (:func:`~..arrays.pair_product`)."""
+        return pair_product(self._keep_law(units)[0]), 0
 
     def _keep_law(self, units: int) -> tuple[Pmf, Any]:
         keep = self.selector.keep_probability(units)
