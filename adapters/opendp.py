@@ -88,7 +88,7 @@ from dpplug.kind import DataForm, LabelDistance, ReleaseForm
 from dpplug.kinds.query_releaser.queries import canonical_label
 from dpplug.kinds.sampler import UNBOUNDED_COUNT
 from dpplug.mechanism import Mechanism
-from dpplug.param_text import param_text, params_from_text
+from dpplug.param_text import params_from_text, params_text
 from dpplug.params import Schema
 from dpplug.plugin_registry import Registry, resolve_registry
 
@@ -551,7 +551,7 @@ def make_measurement(
         written["epsilon"] = as_rational(params["epsilon"])
     measurement.dpplug_spec = {
         "plugin": name,
-        "params": {k: param_text(v) for k, v in written.items() if v is not None},
+        "params": params_text(written),
         "input": {"form": form.form, "T": form.T, "size": form.size},
     }
     measurement.dpplug_description = f"dpplug plugin {name}({_call_text(written)})" + (
@@ -561,7 +561,7 @@ def make_measurement(
 
 
 def _call_text(params: Mapping[str, object]) -> str:
-    return ", ".join(f"{k}={param_text(v)}" for k, v in params.items() if v is not None)
+    return ", ".join(f"{k}={v}" for k, v in params_text(params).items())
 
 
 def then_measurement(name: str, *, registry: Registry | None = None, **params: object) -> Any:

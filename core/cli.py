@@ -31,7 +31,7 @@ from dpplug.data import integer_scalar
 from dpplug.errors import AccuracyWarning, BadParameter, DpplugError
 from dpplug.kinds import KINDS, CountingQuerySampler
 from dpplug.levels import recorded_level
-from dpplug.param_text import param_text, parse_value
+from dpplug.param_text import params_text, parse_value
 from dpplug.plugin_registry import Entry, Registry, Source
 from dpplug.randomness import SeededSource, SystemSource
 
@@ -153,7 +153,7 @@ def _description(entry: Entry, params: dict[str, object]) -> dict[str, Any]:
     if example is not None:
         accuracy = example.accuracy(Fraction(1, 20))
         info["example"] = {
-            "parameters": {k: param_text(v) for k, v in example.params.items() if v is not None},
+            "parameters": params_text(example.params),
             "derived": {k: str(v) for k, v in example.derived.items()},
             "guarantee": example.guarantee.as_dict(),
             "guarantee_text": example.guarantee.describe(),
@@ -229,9 +229,7 @@ def _cmd_sample(args: argparse.Namespace, out: Console) -> None:
             json.dumps(
                 {
                     "name": args.name,
-                    "parameters": {
-                        k: param_text(v) for k, v in mechanism.params.items() if v is not None
-                    },
+                    "parameters": params_text(mechanism.params),
                     "guarantee": mechanism.guarantee.as_dict(),
                     "count": args.count,
                     "seed": args.seed,

@@ -66,6 +66,12 @@ def param_text(value: object) -> object:
     return str(value)
 
 
+def params_text(params: Mapping[str, object]) -> dict[str, object]:
+    """Set parameters (those not ``None``) as :func:`param_text` writes them, by name: what a
+    release, a command's output or a spec records of the mechanism that made it."""
+    return {k: param_text(v) for k, v in params.items() if v is not None}
+
+
 def params_from_text(texts: Mapping[str, object]) -> dict[str, object]:
     """Parameters written by :func:`param_text` (or typed as text), ready for a schema."""
     return {k: parse_value(v) if isinstance(v, str) else v for k, v in texts.items()}

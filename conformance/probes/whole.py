@@ -21,7 +21,6 @@ from typing import Any
 import numpy as np
 
 from dpplug.mechanism import Mechanism
-from dpplug.param_text import param_text
 
 
 def whole_problems(
@@ -75,11 +74,6 @@ def whole_problems(
                 f"{accuracy.per_query.beta}: {accuracy.as_dict()} against {declared.as_dict()}"
             ]
     return []
-
-
-def param_texts(mechanism: Mechanism) -> dict[str, Any]:
-    """The mechanism's parameters as a release records them (as text)."""
-    return {k: param_text(v) for k, v in mechanism.params.items() if v is not None}
 
 
 def _same(a: object, b: object) -> bool:

@@ -62,7 +62,7 @@ from dpplug.guarantee import Accuracy, ErrorBound, Guarantee
 from dpplug.kinds import CountingQuerySampler, HistogramReleaser, TrueCounts
 from dpplug.kinds.histogram_releaser.compact_law import CompactField
 from dpplug.kinds.histogram_releaser.outputs import CompactHistogram, EmptyBinLaw
-from dpplug.param_text import param_text
+from dpplug.param_text import params_text
 from dpplug.params import Schema
 from dpplug.plugins.histograms.error_bounds import dense_simultaneous
 from dpplug.plugins.histograms.prime_field import interpolate, polynomial_ring, proth_prime_at_least
@@ -224,5 +224,5 @@ class CompactHistogramReleaser(HistogramReleaser):
             self.accuracy(self.params["beta"]),
             repr(self),
             self.name,
-            {k: param_text(v) for k, v in self.params.items() if v is not None},
+            params_text(self.params),
         )

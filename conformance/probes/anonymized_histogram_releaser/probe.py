@@ -64,7 +64,7 @@ from dpplug.conformance.probes.base import (
     quantile_plot,
     strict_time_problems,
 )
-from dpplug.conformance.probes.whole import param_texts, whole_problems
+from dpplug.conformance.probes.whole import whole_problems
 from dpplug.conformance.settings import Settings
 from dpplug.conformance.structures import verifier_for
 from dpplug.conformance.structures.noise_window import (
@@ -79,6 +79,7 @@ from dpplug.conformance.structures.served_draws import ServedDrawsVerifier
 from dpplug.errors import DpplugError, NotSupported
 from dpplug.kinds import AccuracyScope, AnonymizedHistogramReleaser, Prevalences
 from dpplug.kinds.anonymized_histogram_releaser.outputs import AnonymizedHistogram
+from dpplug.param_text import params_text
 from dpplug.param_types import IntegerType
 from dpplug.pmf import Pmf
 from dpplug.program import recording
@@ -658,7 +659,7 @@ class AnonymizedProbe(Probe):
     def _whole_problems(self, seed: int) -> list[str]:
         releaser = self.releaser
         fixed = {"guarantee": releaser.guarantee, "mechanism": releaser.name}
-        fixed["params"] = param_texts(releaser)
+        fixed["params"] = params_text(releaser.params)
         first = prevalences_of(HYGIENE_DATA[0]).as_dict()
         self.others_first(
             lambda other: cast(AnonymizedProbe, other).releaser.release_prevalences(first)

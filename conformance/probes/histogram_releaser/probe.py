@@ -51,7 +51,7 @@ from dpplug.conformance.probes.base import (
     strict_time_problems,
     universe_labels,
 )
-from dpplug.conformance.probes.whole import param_texts, whole_problems
+from dpplug.conformance.probes.whole import whole_problems
 from dpplug.conformance.settings import Settings
 from dpplug.conformance.structures import Verifier, verifier_for
 from dpplug.errors import AccuracyWarning, BadParameter, DpplugError, NotSupported
@@ -66,6 +66,7 @@ from dpplug.kinds.histogram_releaser.outputs import (
     SparseHistogram,
 )
 from dpplug.kinds.histogram_releaser.release_law import Law, bins
+from dpplug.param_text import params_text
 from dpplug.param_types import UniverseType
 from dpplug.pmf import Pmf
 from dpplug.program import Noise, served_steps
@@ -903,7 +904,7 @@ class ReleaserProbe(Probe):
         reference = None
         for name, data in datasets.items():
             release = releaser.release(data, SeededSource(seed))
-            named = {"releaser": releaser.name, "parameters": param_texts(releaser)}
+            named = {"releaser": releaser.name, "parameters": params_text(releaser.params)}
             compact = fixed | named if isinstance(release, CompactHistogram) else fixed
             problems = whole_problems(
                 releaser, release, _HISTOGRAMS, compact, _LAW_FIELDS, reference

@@ -33,7 +33,7 @@ from dpplug.hookspecs import Register, hookspec
 from dpplug.kind import CentralPlan, DataForm, Kind, LabelDistance, PipelineRole
 from dpplug.kinds.anonymized_histogram_releaser.outputs import MAX_ITEMS, AnonymizedHistogram
 from dpplug.mechanism import Mechanism
-from dpplug.param_text import param_text
+from dpplug.param_text import params_text
 from dpplug.randomness import RandomSource, default_source
 from dpplug.surfaces import ACCURACY, GUARANTEE, MECHANISM_NOT_SURFACES, Dimension, Surface
 
@@ -188,9 +188,7 @@ class AnonymizedHistogramReleaser(Mechanism):
         """The parameters as a release records them, written once per mechanism (each release
         gets its own copy)."""
         if "_release_params" not in self.__dict__:
-            self.__dict__["_release_params"] = {
-                k: param_text(v) for k, v in self.params.items() if v is not None
-            }
+            self.__dict__["_release_params"] = params_text(self.params)
         texts: dict[str, Any] = self.__dict__["_release_params"]
         return texts
 

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 from dpplug.errors import BadParameter
 from dpplug.guarantee import Accuracy, Guarantee
-from dpplug.param_text import param_text
+from dpplug.param_text import params_text
 from dpplug.untrusted import document, fields, reading, rebuild
 
 if TYPE_CHECKING:
@@ -223,5 +223,5 @@ class AnonymizedHistogram:
             guarantee=mechanism.guarantee,
             accuracy=mechanism.release_accuracy(),
             mechanism=name,
-            params={k: param_text(v) for k, v in mechanism.params.items() if v is not None},
+            params=params_text(mechanism.params),
         )

@@ -43,7 +43,7 @@ import numpy as np
 import numpy.typing as npt
 
 from dpplug.kinds.query_releaser.queries import Declaration, QueryAnswers, clamp
-from dpplug.param_text import param_text
+from dpplug.param_text import params_text
 from dpplug.randomness import RandomSource
 from dpplug.untrusted import fields, header_and_body, reading, rebuild
 
@@ -264,9 +264,7 @@ class SparseProjection(QueryAnswers):
         header = {
             "format": FORMAT,
             "mechanism": self.declaration.name,
-            "params": {
-                k: param_text(v) for k, v in self.declaration.params.items() if v is not None
-            },
+            "params": params_text(self.declaration.params),
             "dimension": shape.dimension,
             "rank": shape.rank,
             "exponent": shape.exponent,
