@@ -29,8 +29,14 @@ from collections.abc import Hashable, Iterable, Sequence
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
 from dpplug.errors import BadData, BadParameter
+
+#: Indices below this fit a machine word (``uint64``).
+WORD = 1 << 64
+#: Indices computed in bulk: Python ints, or a numpy integer array when every one fits a word.
+BulkIndices = list[int] | npt.NDArray[np.integer[Any]]
 
 _SURROGATES = range(0xD800, 0xE000)
 _SCALARS = 0x110000 - len(_SURROGATES)
@@ -68,17 +74,18 @@ class Universe(ABC):
             )
         return found
 
-    def indices(self, labels: Sequence[object]) -> list[int] | None:
-        """The indices of *labels*, computed in bulk (numpy, or one C-level pass), or ``None``
-        if one of them is not a label of the expected type in X: then :meth:`index` on each
-        finds the first bad one and says what is wrong with it. Subclasses override
-        :meth:`_bulk`; the base class indexes one label at a time."""
+    def indices(self, labels: Sequence[object]) -> BulkIndices | None:
+        """The indices of *labels*, computed in bulk (numpy, or one C-level pass; a numpy array
+        when every index fits a machine word), or ``None`` if one of them is not a label of the
+        expected type in X: then :meth:`index` on each finds the first bad one and says what is
+        wrong with it. Subclasses override :meth:`_bulk`; the base class indexes one label at a
+        time."""
         try:
             return self._bulk(labels)
         except (TypeError, ValueError, OverflowError, UnicodeError):
             return None
 
-    def _bulk(self, labels: Sequence[object]) -> list[int] | None:
+    def _bulk(self, labels: Sequence[object]) -> BulkIndices | None:
         found = [self._index(label) for label in labels]
         return None if None in found else found  # type: ignore[return-value]
 
@@ -141,15 +148,15 @@ class IntegerRange(Universe):
     def label(self, index: int) -> int:
         return self.low + index
 
-    def _bulk(self, labels: Sequence[object]) -> list[int] | None:
+    def _bulk(self, labels: Sequence[object]) -> BulkIndices | None:
         if not set(map(type, labels)) <= INTEGER_TYPES:
             return None
         if len(labels) > _FEW and _INT64_LOW <= self.low and self.high <= _INT64_HIGH:
             values = np.fromiter(labels, dtype=np.int64, count=len(labels))  # OverflowError: None
             if values.size and (values.min() < self.low or values.max() > self.high):
                 return None
-            shifted: list[int] = (values - self.low).tolist()
-            return shifted
+            # The differences fit a uint64 (high − low < 2^64), whatever int64 makes of them.
+            return values.view(np.uint64) - np.uint64(self.low % WORD)
         low, high = self.low, self.high
         found = [int(value) - low for value in labels]  # type: ignore[call-overload]
         return found if all(0 <= index <= high - low for index in found) else None
@@ -184,7 +191,7 @@ class Labels(Universe):
     def label(self, index: int) -> Hashable:
         return self.labels[index]
 
-    def _bulk(self, labels: Sequence[object]) -> list[int] | None:
+    def _bulk(self, labels: Sequence[object]) -> BulkIndices | None:
         if not set(map(type, labels)) <= {str, int}:  # exact types: no bool, no float
             return None
         found = list(map(self._positions.get, labels))
@@ -268,14 +275,44 @@ class ByteStrings(Universe):
     def label(self, index: int) -> bytes:
         return bytes(_shortlex_word(index, 256))
 
-    def _bulk(self, labels: Sequence[object]) -> list[int] | None:
+    def _bulk(self, labels: Sequence[object]) -> BulkIndices | None:
         if set(map(type, labels)) - {bytes}:
             return None
         words: Sequence[bytes] = labels  # type: ignore[assignment]
-        if max(map(len, words), default=0) > self.max_length:
+        longest = max(map(len, words), default=0)
+        if longest > self.max_length:
             return None
         below = _shortlex_offsets(256, self.max_length)
+        if len(words) > _FEW and longest <= 8:
+            found = _short_word_indices(words, below)
+            if found is not None:
+                return found
         return [below[len(word)] + int.from_bytes(word, "big") for word in words]
+
+
+def _short_word_indices(
+    words: Sequence[bytes], below: tuple[int, ...]
+) -> npt.NDArray[np.uint64] | None:
+    """The shortlex indices of byte strings of at most 8 bytes, in numpy: each word's value
+    (big-endian, its bytes placed at the right of a zeroed 8-byte row) plus the index of the
+    first word of its length; ``None`` if an index reaches 2^64 (then Python computes them)."""
+    lengths = np.fromiter(map(len, words), dtype=np.intp, count=len(words))
+    joined = np.frombuffer(b"".join(words), dtype=np.uint8)
+    rows = np.zeros((len(words), 8), dtype=np.uint8)
+    starts = np.cumsum(lengths) - lengths
+    for length in np.flatnonzero(np.bincount(lengths)[1:]).tolist():
+        length += 1
+        these = np.flatnonzero(lengths == length)
+        if these.size == len(words):
+            rows[:, 8 - length :] = joined.reshape(-1, length)
+        else:
+            rows[these, 8 - length :] = joined[starts[these, None] + np.arange(length)]
+    values = rows.view(">u8").ravel().astype(np.uint64)
+    offsets = np.array(below[:9], dtype=np.uint64)[lengths]
+    found = values + offsets
+    if np.any(found < values):  # wrapped past 2^64
+        return None
+    return found
 
 
 class TextStrings(Universe):
@@ -301,7 +338,7 @@ class TextStrings(Universe):
             digits.append(point - len(_SURROGATES) if point > _SURROGATES[-1] else point)
         return _shortlex_index(digits, _SCALARS)
 
-    def _bulk(self, labels: Sequence[object]) -> list[int] | None:
+    def _bulk(self, labels: Sequence[object]) -> BulkIndices | None:
         if set(map(type, labels)) - {str}:
             return None
         words: Sequence[str] = labels  # type: ignore[assignment]

@@ -70,7 +70,7 @@ from dpplug.structures import ServedDraws
 
 Ints = npt.NDArray[np.int64]
 
-#: The largest n (a release handles n + k ≤ 2n + … labels, about 2 s of CPU per 10^6 rows).
+#: The largest n (a release handles n + k ≤ 2n + … labels, about 1 s of CPU per 10^6 rows).
 MAX_N = 1 << 24
 #: The selection share and the β split are chosen among multiples of 1/SPLITS.
 SPLITS = 16
@@ -178,7 +178,7 @@ class BlanketSparseHistogramReleaser(HistogramReleaser):
                 "oblivious-laplace",
                 max_n=MAX_N,
                 beyond=(
-                    "a release handles about 2n labels, about 2 s of CPU per 10^6 rows; for "
+                    "a release handles about 2n labels, about 1 s of CPU per 10^6 rows; for "
                     "more rows use stability-histogram (approximate DP)"
                 ),
             ),

@@ -34,9 +34,10 @@ import numpy.typing as npt
 from gmpy2 import mpq
 
 from dpplug.errors import NotSupported
-from dpplug.plugins.histograms.wide_indices import WORD, Indices
+from dpplug.plugins.histograms.wide_indices import Indices
 from dpplug.program import Draw
 from dpplug.randomness import RandomSource
+from dpplug.universe import WORD
 
 Words = npt.NDArray[np.uint64]
 #: Floyd's draws: their high and low 64-bit words (N ≤ 2^128), or Python ints.

@@ -17,10 +17,10 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
+from dpplug.universe import WORD
+
 Words = npt.NDArray[np.uint64]
 Ints = npt.NDArray[np.int64]
-#: Indices below this are machine words.
-WORD = 1 << 64
 
 
 @dataclass(frozen=True)

@@ -326,3 +326,37 @@ def test_the_largest_universes_work_at_their_edges() -> None:
 def test_ranges_beyond_2_to_the_1024_are_refused(spec: str) -> None:
     with pytest.raises(dpplug.BadParameter, match="2\\^1024"):
         parse_universe(spec)
+
+
+# --- Bulk indices ------------------------------------------------------------------------------
+
+
+def bulk_list(universe: Universe, labels: list[object]) -> list[int]:
+    found = universe.indices(labels)
+    assert found is not None
+    return found if isinstance(found, list) else [int(i) for i in found.tolist()]
+
+
+def test_byte_strings_bulk_indices_equal_one_by_one_for_every_length_and_past_2_to_the_64() -> None:
+    """Words of every length up to 8 (the numpy path), mixed, and words whose index passes 2^64
+    (b'\\xff' * 8: the Python path): the bulk indices are the one-by-one ones."""
+    rng = random.Random(5)
+    universe = ByteStrings(8)
+    below = [bytes(rng.randrange(256) for _ in range(rng.randrange(9))) for _ in range(500)]
+    below += [bytes(rng.randrange(0xFE) for _ in range(8)) for _ in range(100)]
+    for labels in (below, [*below, b"\xff" * 8, b"\xfe" + b"\xff" * 7], [b"ab"] * 100):
+        assert bulk_list(universe, list(labels)) == [universe.index(x) for x in labels]
+    assert max(bulk_list(universe, [*below, b"\xff" * 8])) >= 1 << 64
+
+
+def test_byte_strings_bulk_indices_refuse_a_word_too_long() -> None:
+    assert ByteStrings(3).indices([b"abc"] * 100 + [b"abcd"]) is None
+
+
+@pytest.mark.parametrize(("low", "high"), [(-(1 << 63), (1 << 63) - 1), (-5, 3), (7, 1000)])
+def test_integer_range_bulk_indices_equal_one_by_one_at_the_int64_edges(
+    low: int, high: int
+) -> None:
+    universe = IntegerRange(low, high)
+    labels = [low, high, *range(low, min(high, low + 100)), *range(max(low, high - 100), high)]
+    assert bulk_list(universe, list(labels)) == [universe.index(x) for x in labels]

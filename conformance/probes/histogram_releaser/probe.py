@@ -103,7 +103,7 @@ ORDERINGS = 3
 _HISTOGRAMS = (DenseHistogram, SparseHistogram, CompactHistogram)
 #: The fields of a release its law covers, and what is derived from them (every other one is
 #: fixed or data-independent).
-_LAW_FIELDS = frozenset({"counts", "indices", "_by_index", "coefficients"})
+_LAW_FIELDS = frozenset({"counts", "indices", "coefficients"})
 
 
 @dataclass(frozen=True)

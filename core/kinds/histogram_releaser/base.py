@@ -33,9 +33,11 @@ from dpplug.mechanism import Mechanism
 from dpplug.randomness import RandomSource, default_source
 from dpplug.surfaces import ACCURACY, GUARANTEE, MECHANISM_NOT_SURFACES, Dimension, Surface
 from dpplug.universe import INTEGER_TYPES as _INTEGER_TYPES
-from dpplug.universe import Universe
+from dpplug.universe import WORD, BulkIndices, Universe
 
 Counts = npt.NDArray[np.int64]
+Words = npt.NDArray[np.uint64]
+Positions = npt.NDArray[np.intp]
 
 
 @dataclass(frozen=True)
@@ -122,9 +124,10 @@ class HistogramReleaser(Mechanism):
             counts.append(integer_scalar(count, 0, self.n, f"the count of {label!r}"))
         return indices, np.array(counts, dtype=np.int64)
 
-    def _summed(self, indices: list[int], counts: Counts) -> TrueCounts:
+    def _summed(self, indices: BulkIndices, counts: Counts) -> TrueCounts:
         """The nonempty bins in index order (a label given twice, e.g. as 1 and numpy's 1, has
-        its counts added), and the check that the rows are at most n."""
+        its counts added), and the check that the rows are at most n. The indices below 2^64
+        are sorted and added up in numpy, the others (and inputs of few labels) in Python."""
         if len(counts) and len(counts) * self.n >= 1 << 63:  # int64 sums could overflow
             rows = sum(counts.tolist())
         else:
@@ -134,23 +137,15 @@ class HistogramReleaser(Mechanism):
                 f"the data has {rows} rows but {self.name} was built for at most n = {self.n}; "
                 f"build it with a larger n (n is public) or bound each dataset's size first"
             )
-        if self.universe.size <= 1 << 63 and len(indices) > _FEW:
-            order = np.array(indices, dtype=np.int64)
-            ranks = np.argsort(order, kind="stable")
-            order, counts = order[ranks], counts[ranks]
-            if len(order):  # add up the counts of an index given twice
-                starts = np.flatnonzero(np.diff(order, prepend=-1))
-                order, counts = order[starts], np.add.reduceat(counts, starts)
-            kept = counts > 0
-            return TrueCounts(tuple(order[kept].tolist()), counts[kept], rows)
-        by_index: dict[int, int] = {}
-        for index, count in zip(indices, counts.tolist(), strict=True):
-            if count:
-                by_index[index] = by_index.get(index, 0) + count
-        ordered = sorted(by_index)
-        return TrueCounts(
-            tuple(ordered), np.array([by_index[i] for i in ordered], dtype=np.int64), rows
-        )
+        if len(indices) <= _FEW:
+            return TrueCounts(*_summed_in_python(_as_list(indices), counts), rows)
+        (words, where), large = _split_words(indices)
+        order, summed = _summed_words(words, counts[where])
+        if large is None:
+            return TrueCounts(tuple(order.tolist()), summed, rows)
+        # Every index below 2^64 comes before every other.
+        rest, rest_counts = _summed_in_python(large[0], counts[large[1]])
+        return TrueCounts(tuple(order.tolist()) + rest, np.concatenate([summed, rest_counts]), rows)
 
     @abstractmethod
     def _release(self, counts: TrueCounts, source: RandomSource) -> Any:
@@ -160,6 +155,50 @@ class HistogramReleaser(Mechanism):
 #: Inputs of at most this many distinct labels are summed in Python (numpy's per-call cost
 #: dominates there: an exact release law replays thousands of small releases).
 _FEW = 64
+
+
+def _as_list(indices: BulkIndices) -> list[int]:
+    return indices if isinstance(indices, list) else indices.tolist()
+
+
+def _split_words(
+    indices: BulkIndices,
+) -> tuple[tuple[Words, Positions], tuple[list[int], Positions] | None]:
+    """*indices* as (those below 2^64 as ``uint64``, their positions) and, when some are not,
+    (those as ints, their positions)."""
+    if not isinstance(indices, list):
+        return (indices.astype(np.uint64), np.arange(len(indices))), None
+    try:
+        return (np.array(indices, dtype=np.uint64), np.arange(len(indices))), None
+    except OverflowError:  # some reach 2^64
+        small = [i for i, index in enumerate(indices) if index < WORD]
+        large = [i for i, index in enumerate(indices) if index >= WORD]
+        return (
+            (np.array([indices[i] for i in small], dtype=np.uint64), np.array(small, np.intp)),
+            ([indices[i] for i in large], np.array(large, dtype=np.intp)),
+        )
+
+
+def _summed_words(words: Words, counts: Counts) -> tuple[Words, Counts]:
+    """The distinct *words* in increasing order with their counts added up, empty bins left
+    out."""
+    ranks = np.argsort(words)
+    words, counts = words[ranks], counts[ranks]
+    if words.size:
+        starts = np.flatnonzero(np.diff(words, prepend=words[:1] + np.uint64(1)))
+        words, counts = words[starts], np.add.reduceat(counts, starts)
+    kept = counts > 0
+    return words[kept], counts[kept]
+
+
+def _summed_in_python(indices: list[int], counts: Counts) -> tuple[tuple[int, ...], Counts]:
+    """:func:`_summed_words` in Python, for indices of any size."""
+    by_index: dict[int, int] = {}
+    for index, count in zip(indices, counts.tolist(), strict=True):
+        if count:
+            by_index[index] = by_index.get(index, 0) + count
+    ordered = sorted(by_index)
+    return tuple(ordered), np.array([by_index[i] for i in ordered], dtype=np.int64)
 
 
 def _distinct_rows(rows: Iterable[Any]) -> tuple[list[Any], list[int]]:

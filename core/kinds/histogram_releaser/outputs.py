@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
@@ -71,12 +71,14 @@ class SparseHistogram:
     guarantee: Guarantee
     accuracy: Accuracy
     mechanism: str
-    _by_index: dict[int, int] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         if any(a >= b for a, b in zip(self.indices, self.indices[1:], strict=False)):
             raise ValueError("a sparse histogram's bins must be in canonical (index) order")
-        object.__setattr__(self, "_by_index", dict(zip(self.indices, self.counts, strict=True)))
+
+    @cached_property
+    def _by_index(self) -> dict[int, int]:
+        return dict(zip(self.indices, self.counts, strict=True))
 
     def count(self, label: object) -> int:
         """The released count of *label*: 0 for a label that was not released."""

@@ -234,3 +234,21 @@ def test_a_releaser_names_its_own_parameter_when_its_sampler_cannot_take_it(
 ) -> None:
     with pytest.raises(dpplug.BadParameter, match=message):
         dpplug.create("basic-histogram", universe="range:0:9", sampler="geosample", **params)
+
+
+def test_true_counts_add_up_labels_on_both_sides_of_2_to_the_64() -> None:
+    """Over bytes:8 the indices below 2^64 are summed in numpy and the others in Python: the
+    bins come out in index order with repeated labels added up."""
+    releaser = create("blanket-sparse-histogram", universe="bytes:8", n=1000)
+    high = [b"\xff" * 8, b"\xff" * 7 + b"\xfe", b"\xfe" + b"\xff" * 7]
+    low = [bytes([i]) * (1 + i % 8) for i in range(120)]
+    rows = [*low, *high, *low[:30], high[0], *np.array([b"x"] * 3, dtype=object)]
+    counts = releaser.true_counts(rows)
+    universe = releaser.universe
+    expected: dict[int, int] = {}
+    for label in rows:
+        expected[universe.index(label)] = expected.get(universe.index(label), 0) + 1
+    assert counts.indices == tuple(sorted(expected))
+    assert counts.counts.tolist() == [expected[i] for i in sorted(expected)]
+    assert counts.rows == len(rows)
+    assert counts.indices[-1] >= 1 << 64 > counts.indices[0]
