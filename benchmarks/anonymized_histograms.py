@@ -33,7 +33,10 @@ input, given as prevalences):
 3. **Time**: ``release_prevalences`` of PrivHist on the Zipf histogram of n = 10⁹ items (the
    paper's sub-linear claim: O(√n) work, not O(n)); and a PrivHist release through PipelineDP on
    Spark ``local[2]`` from ``--spark-rows`` rows (one row per privacy unit, Zipf labels), end to
-   end (counts per label, counts of counts and the release).
+   end (counts per label, counts of counts and the release). **3b**: PrivHist against the
+   sorted-histogram baseline (d = 10⁶, the Zipf symbols) on the Zipf histogram of 10¹² items
+   (10⁹ with ``--quick``), CPU time of ``--repeats`` interleaved rounds, the median of the
+   paired ratios (issue 32's target: no slower than the baseline), with the load average.
 
 Run from the repository root (about 10 minutes)::
 
@@ -62,7 +65,11 @@ from timing import (
     add_headlines_option,
     console,
     headline,
+    interleaved,
+    load_average,
+    median_ratio,
     output_file,
+    ratio_text,
     timed,
     write_headlines,
 )
@@ -309,8 +316,40 @@ def timings(args: argparse.Namespace, rng: np.random.Generator) -> None:
             label = "privhist release_prevalences at n = 10^9, ε = 1 (CPU)"
             headline("anonymized_histograms", label, timing.cpu, unit="s")
     console.print(table)
+    against_baseline(args, rng)
     if args.spark_rows:
         spark(args.spark_rows, rng)
+
+
+def against_baseline(args: argparse.Namespace, rng: np.random.Generator) -> None:
+    """Section 3b: PrivHist and the sorted-histogram baseline (d = the 10⁶ Zipf symbols) on the
+    prevalences of 10¹² items (10⁹ with ``--quick``), CPU time of interleaved rounds."""
+    weights = zipf_weights()
+    items = 10**9 if args.quick else 10**12
+    data = prevalences(items, weights, rng)
+    privhist = dpplug.create("privhist", epsilon=1)
+    baseline = dpplug.create("sorted-histogram", epsilon=1, length=weights.size)
+    console.print(f"[dim]before section 3b: {load_average()}[/dim]")
+    rounds = interleaved(
+        {
+            "privhist": partial(privhist.release_prevalences, data),
+            "sorted-histogram": partial(baseline.release_prevalences, data),
+        },
+        args.repeats,
+    )
+    ratio = ratio_text(rounds["sorted-histogram"], rounds["privhist"])
+    console.print(
+        f"3b. Zipf, n = {items:.0e} items ({len(data):,} pairs), ε = 1, CPU seconds, median of "
+        f"{args.repeats} interleaved rounds: privhist {np.median(rounds['privhist']):.3f}, "
+        f"sorted-histogram (d = {weights.size:,}) {np.median(rounds['sorted-histogram']):.3f}; "
+        f"baseline / privhist {ratio}. {load_average()}"
+    )
+    headline(
+        "anonymized_histograms",
+        f"sorted-histogram / privhist release time, Zipf n = {items:.0e}, ε = 1 (CPU)",
+        median_ratio(rounds["sorted-histogram"], rounds["privhist"]),
+        target=1.0,
+    )
 
 
 def _zipf_row(bounds: npt.NDArray[np.int64], unit: int) -> tuple[int, int]:

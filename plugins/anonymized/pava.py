@@ -26,25 +26,24 @@ from dpplug.exact import Rat
 
 def pava_blocks(sums: Sequence[Rat], weights: Sequence[Rat]) -> list[tuple[Rat, Rat, int]]:
     """The fitted blocks (Σ w·y, Σ w, length), left to right, for points given as
-    *sums* w_i·y_i and positive *weights* w_i (so integer data stays integer)."""
+    *sums* w_i·y_i and positive *weights* w_i (so integer data stays integer). Each point
+    absorbs the blocks before it while their mean is below its block's, s₁/w₁ < s₂/w₂ (the
+    usual merge of the last two blocks, done before the push)."""
+    if len(sums) != len(weights):
+        raise ValueError(f"PAVA needs one weight per point: {len(sums)} and {len(weights)}")
+    if weights and not min(weights) > 0:
+        raise ValueError(f"PAVA weights must be positive, got {min(weights)}")
     block_sums: list[Rat] = []
     block_weights: list[Rat] = []
     lengths: list[int] = []
+    pop_sum, pop_weight, pop_length = block_sums.pop, block_weights.pop, lengths.pop
     for s, w in zip(sums, weights, strict=True):
-        if not w > 0:
-            raise ValueError(f"PAVA weights must be positive, got {w}")
+        length = 1
+        while block_sums and block_sums[-1] * w < s * block_weights[-1]:
+            s, w, length = s + pop_sum(), w + pop_weight(), length + pop_length()
         block_sums.append(s)
         block_weights.append(w)
-        lengths.append(1)
-        # Merge while the previous block's mean is below the last one's: s₁/w₁ < s₂/w₂.
-        while (
-            len(lengths) > 1
-            and block_sums[-2] * block_weights[-1] < block_sums[-1] * block_weights[-2]
-        ):
-            s2, w2, l2 = block_sums.pop(), block_weights.pop(), lengths.pop()
-            block_sums[-1] += s2
-            block_weights[-1] += w2
-            lengths[-1] += l2
+        lengths.append(length)
     return list(zip(block_sums, block_weights, lengths, strict=True))
 
 
@@ -59,6 +58,13 @@ def isotonic_non_increasing(
     for s, total, length in pava_blocks(sums, w):
         fitted += [mpq(s) / total] * length
     return fitted
+
+
+def rounded_runs(blocks: Sequence[tuple[Rat, Rat, int]]) -> list[tuple[int, int]]:
+    """(round(max(mean, 0)), length) of each fitted block of :func:`pava_blocks`, left to
+    right: the rounded fit as runs of equal values, one rounding per block (the rounding of
+    :func:`round_non_negative`, ⌊s/w + 1/2⌋ = ⌊(2s + w)/(2w)⌋, on the block's own s and w)."""
+    return [((2 * s + w) // (2 * w) if s > 0 else 0, length) for s, w, length in blocks]
 
 
 def round_non_negative(value: Rat) -> int:

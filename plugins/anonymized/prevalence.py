@@ -69,13 +69,17 @@ def large_counts(pairs: Pairs, t: int, at_t1: int) -> list[int]:
     return ordered + [t + 1] * max(0, at_t1)
 
 
-def pairs_of_cumulative(cumulative: Sequence[int], start: int = 1) -> dict[int, int]:
-    """φ_r = φ_{r+} − φ_{(r+1)+} for a non-increasing cumulative prevalence listed from
-    r = *start* (zero beyond its end)."""
-    ends = [*cumulative[1:], 0]
-    return {
-        start + i: c - e for i, (c, e) in enumerate(zip(cumulative, ends, strict=True)) if c > e
-    }
+def pairs_of_runs(runs: Sequence[tuple[int, int]], positions: Sequence[int]) -> dict[int, int]:
+    """φ_r = φ_{r+} − φ_{r′+} for a non-increasing cumulative prevalence given as *runs*
+    (value, length) over the points *positions* (r′ the next point, zero beyond the last): a
+    step only where a run ends, at that run's last point."""
+    pairs: dict[int, int] = {}
+    end = -1
+    for (value, length), (following, _) in zip(runs, [*runs[1:], (0, 0)], strict=True):
+        end += length
+        if value > following:
+            pairs[positions[end]] = value - following
+    return pairs
 
 
 def add_counts(prevalences: dict[int, int], counts: Iterable[int]) -> dict[int, int]:

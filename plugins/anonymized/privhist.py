@@ -96,12 +96,12 @@ from dpplug.kinds import AccuracyScope, AnonymizedHistogramReleaser, Prevalences
 from dpplug.kinds.anonymized_histogram_releaser.outputs import MAX_ITEMS, AnonymizedHistogram
 from dpplug.param_types import RATIONAL
 from dpplug.params import Param, Schema, epsilon_param
-from dpplug.plugins.anonymized.pava import pava_blocks, round_non_negative
+from dpplug.plugins.anonymized.pava import pava_blocks, rounded_runs
 from dpplug.plugins.anonymized.prevalence import (
     add_counts,
     ceil_sqrt,
     large_counts,
-    pairs_of_cumulative,
+    pairs_of_runs,
     prevalence,
     remove_closest,
     small_cumulative,
@@ -283,11 +283,8 @@ class PrivHist(AnonymizedHistogramReleaser):
     @staticmethod
     def _low_privacy(small: list[int], large: list[int], t: int, m: int) -> dict[int, int]:
         """PRIVHIST-LOWPRIVACY L1–L4."""
-        blocks = pava_blocks(small, [1] * len(small))
-        cumulative = [
-            round_non_negative(mpq(s, w)) for s, w, length in blocks for _ in range(length)
-        ]
-        combined = add_counts(pairs_of_cumulative(cumulative), (max(x, t) for x in large))
+        runs = rounded_runs(pava_blocks(small, [1] * len(small)))
+        combined = add_counts(pairs_of_runs(runs, range(1, t + 1)), (max(x, t) for x in large))
         return remove_closest(remove_closest(combined, t + 1, m), t, m)
 
 
@@ -314,11 +311,5 @@ def _high_privacy(
     weights w_i², all integers), rounding, and prevalences at the boundaries."""
     widths = np.diff(boundaries, prepend=0).tolist()
     sums = [w * int(x) for w, x in zip(widths, noisy_totals, strict=True)]
-    blocks = pava_blocks(sums, [w * w for w in widths])
-    cumulative = [round_non_negative(mpq(s, w)) for s, w, length in blocks for _ in range(length)]
-    prevalences: dict[int, int] = {}
-    for i, (s, value) in enumerate(zip(boundaries.tolist(), cumulative, strict=True)):
-        step = value - (cumulative[i + 1] if i + 1 < len(cumulative) else 0)
-        if step:
-            prevalences[s] = step
-    return prevalences
+    runs = rounded_runs(pava_blocks(sums, [w * w for w in widths]))
+    return pairs_of_runs(runs, boundaries.tolist())

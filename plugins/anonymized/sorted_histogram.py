@@ -22,7 +22,6 @@ from functools import partial
 from typing import Any
 
 import numpy as np
-from gmpy2 import mpq
 
 from dpplug.errors import BadData
 from dpplug.guarantee import Accuracy, ErrorBound, Guarantee, Neighbouring, Relation
@@ -30,7 +29,7 @@ from dpplug.kinds import AccuracyScope, AnonymizedHistogramReleaser, Prevalences
 from dpplug.kinds.anonymized_histogram_releaser.outputs import AnonymizedHistogram
 from dpplug.param_types import INTEGER
 from dpplug.params import Param, Schema, epsilon_param
-from dpplug.plugins.anonymized.pava import pava_blocks, round_non_negative
+from dpplug.plugins.anonymized.pava import pava_blocks, rounded_runs
 from dpplug.plugins.anonymized.sampler_choice import BETA_PARAM, SAMPLER_PARAM, geometric_sampler
 from dpplug.program import Noise, Program, run
 from dpplug.randomness import RandomSource
@@ -104,8 +103,7 @@ class SortedHistogram(AnonymizedHistogramReleaser):
         labels than d); the rest is post-processing."""
         noisy = yield Noise(self.sampler, self.padded(prevalences).tolist())
         counts: dict[int, int] = {}
-        for s, w, length in pava_blocks(noisy, [1] * len(noisy)):
-            value = round_non_negative(mpq(s, w))
+        for value, length in rounded_runs(pava_blocks(noisy, [1] * len(noisy))):
             if value:
                 counts[value] = counts.get(value, 0) + length
         return self.histogram(counts, sum(r * phi for r, phi in counts.items()))

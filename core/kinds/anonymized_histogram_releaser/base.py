@@ -149,13 +149,17 @@ class AnonymizedHistogramReleaser(Mechanism):
                 f"prevalences must be a mapping r → φ_r (how many labels have count r), got "
                 f"{type(prevalences).__name__}"
             )
-        pairs = []
-        for r, phi in prevalences.items():
-            count = integer_scalar(r, 1, MAX_ITEMS, "a count r in the prevalences")
-            labels = integer_scalar(phi, 0, MAX_ITEMS, f"the prevalence φ_{count}")
-            if labels:
-                pairs.append((count, labels))
-        pairs.sort()
+        counts, labels = list(prevalences.keys()), list(prevalences.values())
+        if _plain_within(counts, 1) and _plain_within(labels, 0):  # every pair is valid
+            pairs = sorted(pair for pair in zip(counts, labels, strict=True) if pair[1])
+        else:
+            pairs = []
+            for r, phi in prevalences.items():
+                count = integer_scalar(r, 1, MAX_ITEMS, "a count r in the prevalences")
+                times = integer_scalar(phi, 0, MAX_ITEMS, f"the prevalence φ_{count}")
+                if times:
+                    pairs.append((count, times))
+            pairs.sort()
         _items_within_limit(pairs, "the prevalences")
         return Prevalences(tuple(pairs))
 
@@ -303,3 +307,11 @@ def _releaser(mechanism: Mechanism) -> AnonymizedHistogramReleaser:
 
 ANONYMIZED_HISTOGRAM_RELEASER = AnonymizedHistogramReleaserKind()
 AnonymizedHistogramReleaser.kind = ANONYMIZED_HISTOGRAM_RELEASER
+
+
+def _plain_within(values: list[Any], low: int) -> bool:
+    """Whether every one of *values* is a plain ``int`` in [low, MAX_ITEMS] (C-level passes;
+    anything else goes through :func:`integer_scalar`, which names the first bad one)."""
+    return set(map(type, values)) <= {int} and (
+        not values or (low <= min(values) and max(values) <= MAX_ITEMS)
+    )
