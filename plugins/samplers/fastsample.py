@@ -22,16 +22,20 @@ the same ratio a/b when that TV is at most ((a/b − 1)/(a/b + 1))·(γ/(1−γ)
 (x+1)^t), decided exactly. t is **never capped at n**: the public reference code's cap t ≤ n breaks
 privacy (n=3, ε=1/2, γ=1/10 gives a ratio of 5.09; docs/mechanisms.md#fastsample).
 
-**Cost.** F(c, z) is (z+1)·d′ below c − t and (z+1+(1/γ−1)(n+1))·d′ from min(c+t, n) on, so
-M(c, u) is found by one division there and by a binary search over at most 2t values in between,
-each comparison decided from enclosures (:mod:`dpplug.enclosure`), exactly. For z < n,
-F(c, z) − (z+1)·d′ depends on c − z only, so its 2t + 2 values are computed once (when they fit in
-:data:`TABLE_BITS`) and a comparison costs two products. A sample costs the
-⌈log₂ d⌉ ≈ t·log₂ a + log₂((n+1)/γ) random bits of u and O(log t) short operations.
+**Cost.** For z < n, F(c, z) − (z+1)·d′ depends on c − z only, so its 2t + 2 values are computed
+once (when they fit in :data:`TABLE_BITS`) and written as F(c, c + w) = (c + K_w)·d′ + B_w with
+0 ≤ B_w < d′; K_w rises strictly with w. M(c, u) is then one division u − 1 = q·d′ + r and one
+bisection of q − c among the K_w, with r compared with B_w on a tie (:meth:`FastSample._output`),
+exactly. Without the table, F(c, z) is (z+1)·d′ below c − t and (z+1+(1/γ−1)(n+1))·d′ from
+min(c+t, n) on, so M(c, u) is found by one division there and by a binary search over at most
+2t values in between, each comparison decided from enclosures (:mod:`dpplug.enclosure`). A
+sample costs the ⌈log₂ d⌉ ≈ t·log₂ a + log₂((n+1)/γ) random bits of u and O(log t) short
+operations.
 """
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from functools import cached_property, lru_cache
 from typing import Any
 
@@ -143,7 +147,44 @@ class FastSample(CountingQuerySampler):
             return int(self._cdf(count, z)(mpz))
         return (z + 1) * self.core_d + table[min(max(count - z, -t), t + 1) + t]
 
+    @cached_property
+    def _steps(self) -> tuple[list[int], list[int]] | None:
+        """(K_w, B_w) for the offsets w = z − c = −t − 1 … t, where F(c, z) = (c + K_w)·d′ + B_w
+        for z < n with 0 ≤ B_w < d′ (from :attr:`_mixed_cores`; None when it is not built).
+        K_w is strictly increasing, since F rises by at least d′ per step."""
+        table = self._mixed_cores
+        if table is None:
+            return None
+        keys, rests = [], []
+        for w, core in zip(range(-self.t - 1, self.t + 1), reversed(table), strict=True):
+            whole, rest = divmod(core, self.core_d)
+            keys.append(w + 1 + whole)
+            rests.append(rest)
+        return keys, rests
+
     def _output(self, count: int, u: int) -> int:
+        """The smallest z with F(count, z) ≥ u. With u − 1 = q·d′ + r (0 ≤ r < d′) and the
+        steps of :attr:`_steps`, F(c, c + w) ≥ u exactly when K_w > q − c, or K_w = q − c and
+        r < B_w; the condition is monotone in w (also where the formula runs past [0, n), below
+        c − t − 1 with K_w = w + 1 and above t with K_w = w + 1 + mix, both with B_w = 0), so
+        one bisection finds w, and the output is c + w clamped to [0, n] (F(c, n) = d)."""
+        steps = self._steps
+        if steps is None:
+            return self._output_by_search(count, u)
+        keys, rests = steps
+        q, r = divmod(u - 1, self.core_d)
+        s = q - count
+        j = bisect_left(keys, s)
+        if j == len(keys):
+            w = s - self._mix
+        elif j == 0 and s < keys[0]:
+            w = s
+        else:
+            w = j - self.t - 1 + (keys[j] == s and r >= rests[j])
+        return int(min(max(count + w, 0), self.n))
+
+    def _output_by_search(self, count: int, u: int) -> int:
+        """:meth:`_output` by a binary search over F, for samplers too large for the table."""
         n, t, core_d = self.n, self.t, self.core_d
         # (z+1)·d′ ≤ F(c, z) ≤ (z+1+mix)·d′, with equality below c − t and from min(c+t, n) on.
         below = ceil_div(u, core_d) - 1

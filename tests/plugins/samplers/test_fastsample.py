@@ -173,6 +173,26 @@ def test_scaled_cdf_and_inverse_cdf_boundaries(case: dict[str, Any]) -> None:
             assert sampler(c, low + 1) == z and sampler(c, high) == z
 
 
+@pytest.mark.parametrize(
+    "case",
+    [
+        {"n": 1000, "epsilon": Fraction(1, 3), "gamma": Fraction(1, 2**70)},  # t = 174
+        {"n": 2**20, "epsilon": 2, "gamma": Fraction(1, 2**100)},
+    ],
+)
+def test_inverse_cdf_switches_exactly_at_the_steps_of_large_samplers(case: dict[str, Any]) -> None:
+    """M(c, u) found from the table of steps (one bisection) is z exactly on (F(c, z − 1),
+    F(c, z)], at counts near 0, n and the middle, and at outputs across the core and its ends."""
+    sampler = create(case)
+    n, t = case["n"], sampler.t
+    for c in (0, 1, t, n // 2, n - t, n - 1, n):
+        outputs = {0, 1, n - 1, n} | set(range(max(0, c - t - 2), min(n, c + t + 2) + 1))
+        for z in sorted(outputs):
+            low, high = sampler.scaled_cdf(z - 1, c), sampler.scaled_cdf(z, c)
+            for u in (low + 1, (low + high + 1) // 2, high):
+                assert sampler(c, u) == z
+
+
 @pytest.mark.parametrize("case", CASES)
 @pytest.mark.parametrize("beta", BETAS)
 def test_accuracy_bound_holds_and_matches_its_formula(case: dict[str, Any], beta: Fraction) -> None:
