@@ -40,6 +40,9 @@ class SeededSystemSource(SystemSource):
     def random_bytes(self, count: int) -> bytes:
         return self._inner.random_bytes(count)
 
+    def uniforms(self, d: int, size: int) -> list[int]:
+        return self._inner.uniforms(d, size)
+
     def __repr__(self) -> str:
         return f"SeededSystemSource({self._inner.seed})"
 

@@ -115,6 +115,12 @@ class RandomSource(ABC):
             if u < d:
                 return u + 1
 
+    def uniforms(self, d: int, size: int) -> list[int]:
+        """*size* independent exact uniform integers in [1, d], for any integer d ≥ 1: the same
+        draws, in the same order, as *size* calls of :meth:`uniform` (which sources with their
+        own :meth:`uniform` keep); :class:`SystemSource` serves them in bulk."""
+        return [self.uniform(d) for _ in range(size)]
+
     def bits_array(self, k: int, size: int) -> npt.NDArray[np.uint64]:
         """*size* independent uniform integers in [0, 2^k), k ≤ 64 (strict time: *size* draws)."""
         if not 0 <= k <= 64:
@@ -193,6 +199,29 @@ class SystemSource(RandomSource):
                 word = self._refill_words()
             return word >> (64 - k)
         return super().bits(k)
+
+    def uniforms(self, d: int, size: int) -> list[int]:
+        """:meth:`RandomSource.uniforms` from one request of bytes per round of rejection
+        sampling: each value is the top ⌈log₂ d⌉ bits of its own ⌈log₂ d/8⌉ bytes, kept when
+        below d (as :meth:`uniform` does, one draw per attempt), the rejected ones drawn
+        again."""
+        d = int(d)
+        if d < 1:
+            raise BadParameter(f"uniforms(d, size) needs d ≥ 1, got {d}")
+        k = (d - 1).bit_length()
+        if k <= 64 or size <= 1:  # the pool serves these as fast
+            return super().uniforms(d, size)
+        width, shift = (k + 7) // 8, 8 * ((k + 7) // 8) - k
+        found: list[int] = []
+        while len(found) < size:
+            missing = size - len(found)
+            block = self.random_bytes(width * missing)
+            self.draws += missing
+            for start in range(0, width * missing, width):
+                value = int.from_bytes(block[start : start + width], "little") >> shift
+                if value < d:
+                    found.append(value + 1)
+        return found
 
     def _refill_words(self) -> int:
         """A new pool of words, a keystream of its own in the key chain, and its first word

@@ -318,3 +318,35 @@ def test_system_source_words_look_uniform() -> None:
 def test_prefetch_must_be_between_256_and_65536(prefetch: object) -> None:
     with pytest.raises(dpplug.BadParameter):
         dpplug.SystemSource(prefetch=prefetch)  # type: ignore[arg-type]
+
+
+class _StreamSystemSource(randomness.SystemSource):
+    """A SystemSource serving a fixed byte stream in order, however the requests split it."""
+
+    def __init__(self, stream: bytes) -> None:
+        super().__init__()
+        self.stream, self.position = stream, 0
+
+    def random_bytes(self, count: int) -> bytes:
+        start, self.position = self.position, self.position + count
+        return self.stream[start : self.position]
+
+
+@pytest.mark.parametrize("d", [3 * 2**70 + 1, 2**65, 2**200 - 12345, 5, 2**64 + 1])
+def test_system_source_uniforms_in_bulk_equal_one_uniform_at_a_time(d: int) -> None:
+    """The bulk path reads each value from its own bytes and rejects as uniform() does: on the
+    same byte stream it returns the same values, with the same number of draws."""
+    stream = np.random.default_rng(7).bytes(1 << 16)
+    bulk, single = _StreamSystemSource(stream), _StreamSystemSource(stream)
+    values = bulk.uniforms(d, 300)
+    k = (d - 1).bit_length()
+    expected = []
+    for _ in range(300):  # uniform() through bits(k) from random_bytes, as the base class does
+        while (u := randomness.RandomSource.bits(single, k)) >= d:
+            pass
+        expected.append(u + 1)
+    if k > 64:
+        assert values == expected
+        assert bulk.draws == single.draws and bulk.position == single.position
+    assert all(1 <= v <= d for v in values) and len(values) == 300
+    assert bulk.uniforms(d, 0) == []

@@ -185,10 +185,11 @@ class CountingQuerySampler(Mechanism):
         return float(second - first * first)
 
     def _sample(self, counts: npt.NDArray[np.int64], source: RandomSource) -> npt.NDArray[np.int64]:
-        """Exact reference path: M(c, U(d)) element by element (expected time, via U(d))."""
+        """Exact reference path: M(c, U(d)) element by element (expected time, via U(d), drawn
+        together by :meth:`~dpplug.randomness.RandomSource.uniforms`)."""
         d = self._randomness_size()
         return np.fromiter(
-            (self._output(int(c), source.uniform(d)) for c in counts),
+            map(self._output, counts.tolist(), source.uniforms(d, counts.size)),
             dtype=np.int64,
             count=counts.size,
         )
