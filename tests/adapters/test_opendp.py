@@ -570,6 +570,7 @@ RELEASERS = {
     "pure-sparse-histogram": {"universe": "text:1", "n": 400, "epsilon": 2, "beta": 6e-9},
     "basic-histogram": {"universe": 'labels:["a", "b", "c", "d"]', "n": 400, "epsilon": 1},
     "compact-histogram": {"universe": "text:4", "n": 400, "epsilon": 1},
+    "blanket-sparse-histogram": {"universe": "text:4", "n": 400, "epsilon": 2},
 }
 ROWS = ["a"] * 300 + ["b"] * 60 + ["c"] * 30
 

@@ -629,6 +629,46 @@ def test_central_release_without_data_still_releases() -> None:
     assert len(histogram) == 0
 
 
+@pytest.mark.parametrize("backend", ["local", "spark"])
+def test_the_linear_time_blanket_release_runs_centrally(backend: str, request: Any) -> None:
+    """blanket-sparse-histogram (pure DP, its padding drawn from all of text:1) through the
+    engine: its grant is pure and within the budget, the bins come in canonical order, and every
+    label above its coverage threshold is within its per-query a (each fails with probability
+    at most β = 1e-6)."""
+    accountant = pipeline_dp.NaiveBudgetAccountant(total_epsilon=1, total_delta=1e-6)
+    extractors = pipeline_dp.DataExtractors(
+        privacy_id_extractor=operator.itemgetter(0),
+        partition_extractor=operator.itemgetter(1),
+        value_extractor=lambda row: 1,
+    )
+    spec = central_release("blanket-sparse-histogram", universe="text:1", n=1000)
+    if backend == "spark":
+        context = request.getfixturevalue("spark_context")
+        col = context.parallelize(UNIT_ROWS, 2)
+        released = DPEngine(accountant, pipeline_dp.SparkRDDBackend(context)).release(
+            col, spec, extractors
+        )
+        accountant.compute_budgets()
+        (histogram,) = released.collect()
+    else:
+        released = DPEngine(accountant, pipeline_dp.LocalBackend()).release(
+            UNIT_ROWS, spec, extractors
+        )
+        accountant.compute_budgets()
+        (histogram,) = list(released)
+    budget = _spec(accountant, "Central release (blanket-sparse-histogram)")
+    releaser = dpplug.create(
+        "blanket-sparse-histogram", universe="text:1", n=1000, epsilon=Fraction(budget.eps)
+    )
+    assert releaser.guarantee.pure and releaser.guarantee.epsilon <= budget.eps
+    counts = histogram.to_dict()
+    assert list(counts) == sorted(counts, key=releaser.universe.index)
+    accuracy = releaser.accuracy(Fraction(1, 10**6))
+    for label, truth in UNIT_TRUTH.items():
+        if truth > accuracy.threshold:
+            assert abs(counts.get(label, 0) - truth) <= accuracy.per_query.a
+
+
 # --------------------------------------------------------------------------- bad input
 
 
