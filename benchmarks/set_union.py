@@ -11,15 +11,19 @@ privacy unit).
    (``units_needed(1/2, t)``, a rigorous bound from the first round: DP-SIPS's later rounds only
    add releases; a last column counts them all, for single-label units).
 
-2. **Released partitions on Zipf data**: ``--users`` units; unit u holds k_u distinct labels,
-   k_u = min(ℓ₀, Zipf(``--count-a``)) (most units few labels, some ℓ₀), each label drawn from
-   Zipf(``--label-a``) (numpy's seeded generator: the seed only builds the data), for
-   ℓ₀ ∈ {1, 4, 10, 32, 100}. Every mechanism runs with max_partitions_contributed = ℓ₀ on the
-   same data (no unit holds more): dpplug's split-optimal and Gaussian thresholding selectors on
-   the per-label unit counts; PipelineDP's ``select_partitions`` with each of its four
-   strategies (LocalBackend); dpplug's set unions on the units' label sets. Mean over ``--runs``
-   releases (fresh noise each; OS randomness). The ratio column divides by the better of
-   split-optimal and Gaussian thresholding.
+2. **Released partitions on Zipf data and on a word corpus**: ``--users`` units; unit u holds
+   k_u distinct labels, k_u = min(ℓ₀, Zipf(``--count-a``)) (most units few labels, some ℓ₀),
+   each label drawn from Zipf(``--label-a``), or, for the ``words`` rows, an English word drawn
+   with its frequency in the ``wordfreq`` package's "large" list (a real corpus, about 3.2·10⁵
+   words shipped inside the package; no download) (numpy's seeded generator: the seed only
+   builds the data), for ℓ₀ ∈ {1, 4, 10, 32, 100}. Every mechanism runs with
+   max_partitions_contributed = ℓ₀ on the same data (no unit holds more): dpplug's
+   split-optimal and Gaussian thresholding selectors on the per-label unit counts; PipelineDP's
+   ``select_partitions`` with each of its four strategies (LocalBackend); dpplug's set unions on
+   the units' label sets. Mean over ``--runs`` releases (fresh noise each; OS randomness). The
+   ratio column divides by the better of split-optimal and Gaussian thresholding. PipelineDP's
+   weighted Gaussian strategy, which builds a selector per partition (minutes on the corpus's
+   many labels) and thresholds as Gaussian thresholding does, runs on the Zipf data only.
 
 3. **CPU time per row**: ``select_partitions`` on (unit, label) rows of the ℓ₀ = 10 data
    (``--timing-users`` units) through PipelineDP's own engine (default strategy, the anchor) and
@@ -38,6 +42,7 @@ from __future__ import annotations
 
 import argparse
 import statistics
+from collections import Counter
 from collections.abc import Callable
 from fractions import Fraction
 from importlib.metadata import version
@@ -65,17 +70,18 @@ from dpplug.adapters import pipelinedp as dpplug_pdp
 EPSILON, DELTA = 1, Fraction(1, 10**5)
 UNIONS = ("weighted-gaussian", "dp-sips", "policy-laplace")
 HALF = Fraction(1, 2)
+#: PipelineDP's weighted Gaussian strategy builds a selector per partition at a cost of about
+#: 5 ms each; it is run on the Zipf data only (its threshold is Gaussian thresholding's).
+PDP_WEIGHTED = "PipelineDP weighted Gaussian"
 PDP_STRATEGIES = {
     "PipelineDP truncated geometric": pipeline_dp.PartitionSelectionStrategy.TRUNCATED_GEOMETRIC,
     "PipelineDP Laplace thresholding": pipeline_dp.PartitionSelectionStrategy.LAPLACE_THRESHOLDING,
     "PipelineDP Gaussian thresholding": (
         pipeline_dp.PartitionSelectionStrategy.GAUSSIAN_THRESHOLDING
     ),
-    "PipelineDP weighted Gaussian": (
-        pipeline_dp.PartitionSelectionStrategy.WEIGHTED_GAUSSIAN_THRESHOLDING
-    ),
+    PDP_WEIGHTED: pipeline_dp.PartitionSelectionStrategy.WEIGHTED_GAUSSIAN_THRESHOLDING,
 }
-Sets = dict[int, list[int]]
+Sets = dict[int, list[Any]]
 
 
 def _pydp_needed(kind: str, l0: int) -> int:
@@ -147,22 +153,56 @@ def users_needed() -> None:
     console.print(table)
 
 
-def zipf_sets(users: int, l0: int, count_a: float, label_a: float, seed: int) -> Sets:
-    """Unit → its distinct labels (see the module docstring)."""
-    rng = np.random.default_rng(seed)
+def _unit_sets(
+    users: int, l0: int, count_a: float, rng: np.random.Generator, draw: Callable[[int], list[Any]]
+) -> Sets:
+    """Unit → its k_u = min(ℓ₀, Zipf(count_a)) distinct labels, each drawn by *draw* (which
+    returns that many labels) until the unit has k_u distinct ones."""
     counts = np.minimum(rng.zipf(count_a, users), l0)
     sets: Sets = {}
     for unit, k in enumerate(counts.tolist()):
-        labels: dict[int, None] = {}
+        labels: dict[Any, None] = {}
         while len(labels) < k:
-            for label in rng.zipf(label_a, 2 * k).tolist():
+            for label in draw(2 * k):
                 if len(labels) < k:
                     labels[label] = None
         sets[unit] = list(labels)
     return sets
 
 
-def _rows(sets: Sets) -> list[tuple[int, int]]:
+def zipf_sets(users: int, l0: int, count_a: float, label_a: float, seed: int) -> Sets:
+    """Unit → its distinct labels, each Zipf(label_a) (see the module docstring)."""
+    rng = np.random.default_rng(seed)
+    return _unit_sets(users, l0, count_a, rng, lambda m: rng.zipf(label_a, m).tolist())
+
+
+def word_sets(users: int, l0: int, count_a: float, label_a: float, seed: int) -> Sets:
+    """Unit → its distinct English words, each drawn with its frequency in ``wordfreq``'s
+    "large" English list (about 3.2·10⁵ words, shipped inside the package). *label_a* is not
+    used: the corpus gives the labels' popularity."""
+    import wordfreq
+
+    frequencies = wordfreq.get_frequency_dict("en", wordlist="large")
+    words = list(frequencies)
+    cumulative = np.cumsum(np.array(list(frequencies.values())))
+    cumulative /= cumulative[-1]
+    rng = np.random.default_rng(seed)
+
+    def draw(m: int) -> list[Any]:
+        picked = np.searchsorted(cumulative, rng.random(m), side="right")
+        return [words[i] for i in np.minimum(picked, len(words) - 1).tolist()]
+
+    return _unit_sets(users, l0, count_a, rng, draw)
+
+
+#: The data sets of section 2: how units' label sets are drawn.
+DATASETS: dict[str, Callable[[int, int, float, float, int], Sets]] = {
+    "Zipf": zipf_sets,
+    "words": word_sets,
+}
+
+
+def _rows(sets: Sets) -> list[tuple[int, Any]]:
     return [(unit, label) for unit, labels in sets.items() for label in labels]
 
 
@@ -198,48 +238,59 @@ def released(users: int, runs: int, count_a: float, label_a: float, seed: int) -
         *PDP_STRATEGIES,
         *UNIONS,
     ]
+    table.add_column("data", justify="left")
     table.add_column("ℓ₀", justify="right")
     table.add_column("rows / labels", justify="right")
     for name in names:
         table.add_column(name, justify="right")
     table.add_column("best set union / best of split and Gaussian", justify="right")
-    for l0 in (1, 4, 10, 32, 100):
-        sets = zipf_sets(users, l0, count_a, label_a, seed)
-        rows = _rows(sets)
-        labels, counts = np.unique(np.array([label for _, label in rows]), return_counts=True)
-        found: dict[str, float] = {}
-        for name in ("optimal-partition-selection", "gaussian-thresholding"):
-            selector = dpplug.create(
-                name, epsilon=EPSILON, delta=DELTA, max_partitions_contributed=l0
+    for data, make_sets in DATASETS.items():
+        for l0 in (1, 4, 10, 32, 100):
+            sets = make_sets(users, l0, count_a, label_a, seed)
+            rows = _rows(sets)
+            counts = np.array(list(Counter(label for _, label in rows).values()))
+            found: dict[str, float] = {}
+            for name in ("optimal-partition-selection", "gaussian-thresholding"):
+                selector = dpplug.create(
+                    name, epsilon=EPSILON, delta=DELTA, max_partitions_contributed=l0
+                )
+                found[name] = statistics.mean(
+                    int(selector.select(counts).keep.sum()) for _ in range(runs)
+                )
+            for label, strategy in PDP_STRATEGIES.items():
+                if data != "Zipf" and label == PDP_WEIGHTED:  # minutes; Gaussian's threshold
+                    found[label] = float("nan")
+                    continue
+                found[label] = statistics.mean(
+                    _local(rows, l0, strategy, pipeline_dp.DPEngine) for _ in range(runs)
+                )
+            for name in UNIONS:
+                union = dpplug.create(
+                    name, epsilon=EPSILON, delta=DELTA, max_partitions_contributed=l0
+                )
+                found[name] = statistics.mean(len(union.select(sets)) for _ in range(runs))
+            anchor = max(found["optimal-partition-selection"], found["gaussian-thresholding"])
+            best = max(found[name] for name in UNIONS)
+            table.add_row(
+                data,
+                str(l0),
+                f"{len(rows):,} / {counts.size:,}",
+                *(f"{value:,.1f}" if value == value else "–" for value in found.values()),
+                f"{best / anchor:.2f}×",
             )
-            found[name] = statistics.mean(
-                int(selector.select(counts).keep.sum()) for _ in range(runs)
-            )
-        for label, strategy in PDP_STRATEGIES.items():
-            found[label] = statistics.mean(
-                _local(rows, l0, strategy, pipeline_dp.DPEngine) for _ in range(runs)
-            )
-        for name in UNIONS:
-            union = dpplug.create(name, epsilon=EPSILON, delta=DELTA, max_partitions_contributed=l0)
-            found[name] = statistics.mean(len(union.select(sets)) for _ in range(runs))
-        anchor = max(found["optimal-partition-selection"], found["gaussian-thresholding"])
-        best = max(found[name] for name in UNIONS)
-        table.add_row(
-            str(l0),
-            f"{len(rows):,} / {len(labels):,}",
-            *(f"{value:,.1f}" for value in found.values()),
-            f"{best / anchor:.2f}×",
-        )
-        if l0 == 10:
-            headline(
-                "set_union", "released at ℓ₀ = 10 / best of split and Gaussian", best / anchor, 1.5
-            )
-            headline(
-                "set_union",
-                "best of dp-sips, policy-laplace / weighted-gaussian at ℓ₀ = 10",
-                max(found["dp-sips"], found["policy-laplace"]) / found["weighted-gaussian"],
-                1.0,
-            )
+            if l0 == 10:
+                headline(
+                    "set_union",
+                    f"released at ℓ₀ = 10 / best of split and Gaussian, {data}",
+                    best / anchor,
+                    1.5 if data == "Zipf" else None,
+                )
+                headline(
+                    "set_union",
+                    f"best of dp-sips, policy-laplace / weighted-gaussian at ℓ₀ = 10, {data}",
+                    max(found["dp-sips"], found["policy-laplace"]) / found["weighted-gaussian"],
+                    1.0,
+                )
     console.print(table)
 
 
