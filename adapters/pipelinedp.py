@@ -811,10 +811,11 @@ class DPEngine(pipeline_dp.DPEngine):
             return backend.flat_map(
                 together, functools.partial(_select_all, make), "Sequential set union"
             )
-        sets = _once(
-            spark, backend.map(units, functools.partial(_bound_unit, make), "Bound each unit")
-        )
         rounds = cls.pipeline_rounds(dict(spec.params))  # type: ignore[attr-defined]
+        # A round's sets are read twice (weights, and the join before the next round) unless
+        # it is the last: only those are persisted; decisions are read by every later stage.
+        sets = backend.map(units, functools.partial(_bound_unit, make), "Bound each unit")
+        sets = _once(spark, sets) if rounds > 1 else sets
         released = []
         for r in range(rounds):
             weighted = backend.flat_map(
@@ -837,7 +838,8 @@ class DPEngine(pipeline_dp.DPEngine):
                 )
                 left = backend.flat_map(joined, _kept_units, f"Unreleased labels ({r + 1})")
                 regrouped = backend.group_by_key(left, f"Regroup by unit ({r + 1})")
-                sets = _once(spark, backend.map(regrouped, _as_sorted, f"Remaining sets ({r + 1})"))
+                sets = backend.map(regrouped, _as_sorted, f"Remaining sets ({r + 1})")
+                sets = _once(spark, sets) if r + 2 < rounds else sets
         if len(released) == 1:
             return released[0]
         return backend.flatten(released, "Released partitions")
