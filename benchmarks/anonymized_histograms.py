@@ -348,7 +348,7 @@ def against_baseline(args: argparse.Namespace, rng: np.random.Generator) -> None
         "anonymized_histograms",
         f"sorted-histogram / privhist release time, Zipf n = {items:.0e}, ε = 1 (CPU)",
         median_ratio(rounds["sorted-histogram"], rounds["privhist"]),
-        target=1.0,
+        target=None if args.quick else 1.0,  # issue 32's target is at 10¹² items
     )
 
 
