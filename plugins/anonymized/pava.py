@@ -62,15 +62,19 @@ def isotonic_non_increasing(
 
 def rounded_runs(blocks: Sequence[tuple[Rat, Rat, int]]) -> list[tuple[int, int]]:
     """(round(max(mean, 0)), length) of each fitted block of :func:`pava_blocks`, left to
-    right: the rounded fit as runs of equal values, one rounding per block (the rounding of
-    :func:`round_non_negative`, ⌊s/w + 1/2⌋ = ⌊(2s + w)/(2w)⌋, on the block's own s and w)."""
-    return [((2 * s + w) // (2 * w) if s > 0 else 0, length) for s, w, length in blocks]
+    right: the rounded fit as runs of equal values, one rounding per block, on the block's own
+    s and w (:func:`rounded_quotient`)."""
+    return [(rounded_quotient(s, w), length) for s, w, length in blocks]
 
 
 def round_non_negative(value: Rat) -> int:
     """round(max(value, 0)) for an exact rational, halves rounded up (away from zero): the
     rounding of L1(b) and H6. Applied to a non-increasing sequence it stays non-increasing."""
     q = mpq(value)
-    if q <= 0:
-        return 0
-    return int((2 * q.numerator + q.denominator) // (2 * q.denominator))
+    return rounded_quotient(q.numerator, q.denominator)
+
+
+def rounded_quotient(s: Rat, w: Rat) -> int:
+    """round(max(s/w, 0)) for w > 0, halves rounded up: ⌊s/w + 1/2⌋ = ⌊(2s + w)/(2w)⌋, without
+    forming s/w (integer data stays integer)."""
+    return int((2 * s + w) // (2 * w)) if s > 0 else 0
