@@ -13,11 +13,21 @@ from dpplug.conformance.results import Outcome
 from dpplug.conformance.runner import CONTRACTS, run_contract
 from dpplug.conformance.settings import Settings
 
-from support import blind_a, blind_b, blind_c, blind_d, blind_e, blind_f, blind_g, blind_h
+from support import (
+    blind_a,
+    blind_b,
+    blind_c,
+    blind_d,
+    blind_e,
+    blind_f,
+    blind_g,
+    blind_h,
+    blind_i,
+)
 
-ZOOS = (blind_a, blind_b, blind_c, blind_d, blind_e, blind_f, blind_g, blind_h)
+ZOOS = (blind_a, blind_b, blind_c, blind_d, blind_e, blind_f, blind_g, blind_h, blind_i)
 #: The zoos that keep honest variations, each with the contract most likely to refuse it.
-WITH_CONTROLS = (blind_e, blind_g, blind_h)
+WITH_CONTROLS = (blind_e, blind_g, blind_h, blind_i)
 REGISTRIES = {zoo: Registry.load([zoo], entry_points=False) for zoo in ZOOS}
 
 

@@ -208,21 +208,27 @@ class SelectorProbe(Probe):
         return self.selector.output_pmf(value)
 
     def audit_statistics(self, settings: Settings) -> tuple[AuditStatistic, ...]:
-        """What ``select`` releases, and, for a selector taking a public threshold τ (the case's,
-        or :data:`PUBLIC_THRESHOLD`), whether a public partition is kept, at unit counts
-        (τ − 1, τ), (τ, τ + 1) and (0, 1): the public branch's decisions must be as private as
-        the rest (no declared law covers them)."""
+        """What ``select`` releases, and, for a selector that takes public partitions, whether
+        a public partition is kept: with a public threshold τ (the case's, or
+        :data:`PUBLIC_THRESHOLD`) at unit counts (τ − 1, τ), (τ, τ + 1) and (0, 1), without one
+        at (0, 1) and (1, 2). The public branch's decisions must be as private as the rest (no
+        declared law covers them)."""
         own = super().audit_statistics(settings)
         names = {p.name for p in type(self.selector).schema}
         threshold = self.params.get("public_threshold", PUBLIC_THRESHOLD)
-        made = (
-            self.variant({"public_threshold": threshold}) if "public_threshold" in names else None
-        )
+        made: Probe | None
+        if "public_threshold" in names:
+            made = self.variant({"public_threshold": threshold})
+            label = f"a public partition kept (public_threshold={threshold}),"
+            units = {max(0, threshold - 1), max(0, threshold), 0}
+        else:
+            made = self if self._takes_public() else None
+            label, units = "a public partition kept,", {0, 1}
         if made is None:
             return own
-        pairs = tuple((n, n + 1) for n in sorted({max(0, threshold - 1), max(0, threshold), 0}))
+        pairs = tuple((n, n + 1) for n in sorted(units))
         public = AuditStatistic(
-            f"a public partition kept (public_threshold={threshold}),",
+            label,
             cast(SelectorProbe, made)._public_kept,
             str,
             pairs,
@@ -230,6 +236,15 @@ class SelectorProbe(Probe):
             (("select", Dimension.RELATIONS),),
         )
         return (*own, public)
+
+    def _takes_public(self) -> bool:
+        """Whether ``select`` accepts public partitions (a selector without them refuses the
+        mask with :class:`~dpplug.errors.NotSupported`)."""
+        try:
+            self.selector.select([0], SeededSource(0), public=[True])
+        except NotSupported:
+            return False
+        return True
 
     def _public_kept(self, value: int, size: int, source: RandomSource) -> npt.NDArray[Any]:
         counts = np.full(size, value, dtype=np.int64)

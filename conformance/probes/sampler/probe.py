@@ -746,7 +746,8 @@ def _cdf_steps(sampler: CountingQuerySampler, count: int, draw: tuple[str, int])
 def _cdf_problems(
     sampler: CountingQuerySampler, count: int, declared: Pmf, seed: int
 ) -> tuple[list[str], float]:
-    """The scaled CDF F(count, ·) against the pmf, and M(count, ·) against the pmf: its law
+    """The scaled CDF F(count, ·) against the pmf (and ``probability_at_most``, where a sampler
+    declares that closed form, against F/d), and M(count, ·) against the pmf: its law
     over every u where d is small, else M(count, u) against the inverse of F; and the smallest
     total variation of a deviation of M(count, ·) that this sees with probability at least 1/2
     (0 where every u is run; :data:`RANDOM_SHARE` where d is too large)."""
@@ -763,6 +764,15 @@ def _cdf_problems(
                 f"F({count}, ·) gives output {z} probability {mass}, pmf({count}) "
                 f"{declared.prob(z)}"
             ], 0.0
+    closed = getattr(sampler, "probability_at_most", None)  # read by histograms' error bounds
+    if callable(closed):
+        for z in range(-1, n + 1):
+            if mpq(closed(z, count)) != mpq(cdf[z + 1], d):
+                return [
+                    f"probability_at_most({z}, {count}) = {mpq(closed(z, count))}, but "
+                    f"F({count}, {z})/d = {mpq(cdf[z + 1], d)}: the closed form error bounds "
+                    "read is not the sampler's law"
+                ], 0.0
     if (n + 1) * d <= ENUMERATE_U:  # the law of M(count, ·) over every u
         tally = [0] * (n + 1)
         for u in range(1, d + 1):

@@ -226,7 +226,8 @@ class SamplerKind(Kind):
         ),
         Surface(
             "M(c, u)",
-            "the output for true count c and randomness u, and the scaled CDF F(c, z)",
+            "the output for true count c and randomness u, the scaled CDF F(c, z), and "
+            "probability_at_most(z, c) where a sampler declares it",
             (Dimension.LAW, Dimension.SIZE),
             applies=lambda sampler: _sampler(sampler).d is not None,
         ),
