@@ -89,7 +89,7 @@ from pipeline_dp.aggregate_params import MechanismType, Metrics
 from dpplug.adapters import pipelinedp_batches as batches
 from dpplug.adapters.budget import Placed, check_granted, place
 from dpplug.comparison import BEST, best_named
-from dpplug.errors import BadData, BadParameter, NotSupported
+from dpplug.errors import BadData, BadParameter, NotSupported, PluginFault
 from dpplug.kind import CentralPlan, Kind, PipelineRole, check_role
 from dpplug.kinds import CountingQuerySampler, PartitionSelector, SetUnionSelector
 from dpplug.kinds.set_union_selector import canonical_labels, unit_sets
@@ -241,6 +241,11 @@ def central_release(name: str, *, registry: Registry | None = None, **params: An
     )
 
 
+#: The budget a set union is built with before PipelineDP grants one: to check its parameters
+#: and to lay its rounds out.
+_UNION_TRIAL = {"epsilon": 1, "delta": Fraction(1, 10**6)}
+
+
 def set_union(name: str, *, registry: Registry | None = None, **params: Any) -> PluginSpec:
     """A registered set-union selector for ``partition_selection_strategy`` of
     ``select_partitions`` and ``aggregate``: the engine groups rows by privacy unit, bounds each
@@ -248,8 +253,20 @@ def set_union(name: str, *, registry: Registry | None = None, **params: Any) -> 
     units' weights per partition round by round and keeps partitions by the mechanism's
     decisions, all distributed. ε, δ and ``max_partitions_contributed`` come from PipelineDP;
     *params* are the selector's others (e.g. ``rounds``, ``replace_one``)."""
-    trial = {"epsilon": 1, "delta": Fraction(1, 10**6)}
-    return _spec(name, PipelineRole.SET_UNION, _UNION_BUDGET, trial, params, registry, "set_union")
+    return _spec(
+        name, PipelineRole.SET_UNION, _UNION_BUDGET, _UNION_TRIAL, params, registry, "set_union"
+    )
+
+
+def _laid_out_rounds(spec: PluginSpec, max_partitions: int) -> int:
+    """How many rounds the pipeline of *spec* lays out: ``pipeline_rounds`` of its complete
+    parameters (the schema's defaults filled in), read from the set union built at the trial
+    budget."""
+    budget = {k: v for k, v in _UNION_TRIAL.items() if spec.takes(k)}
+    trial = spec.entry().create(
+        **dict(spec.params), **budget, max_partitions_contributed=max_partitions
+    )
+    return type(trial).pipeline_rounds(trial.params)  # type: ignore[attr-defined, no-any-return]
 
 
 def _union(spec: PluginSpec, budget: Any, max_partitions: int) -> SetUnionSelector:
@@ -292,12 +309,43 @@ class _LateBudget:
         return float(eps), float(delta)
 
 
+class _GrantedUnion:
+    """The set union granted to a pipeline, as its stages call it: built on first use in each
+    process, after ``compute_budgets`` (:class:`_LateBudget`), and kept there; only the spec,
+    the lazy budget and Δ₀ are pickled."""
+
+    def __init__(self, spec: PluginSpec, budget: _LateBudget, max_partitions: int) -> None:
+        self._args = (spec, budget, max_partitions)
+        self._built: SetUnionSelector | None = None
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {**self.__dict__, "_built": None}
+
+    def __call__(self) -> SetUnionSelector:
+        if self._built is None:
+            self._built = _union(*self._args)
+        return self._built
+
+
 def _grant_union(
-    spec: PluginSpec, max_partitions: int, spark: Any, published: str | None, budget: Any
+    spec: PluginSpec,
+    max_partitions: int,
+    rounds: int,
+    spark: Any,
+    published: str | None,
+    budget: Any,
 ) -> None:
-    """Build and check the set union at its grant (on the driver), and on Spark publish the
-    grant to the workers (:class:`_LateBudget`)."""
-    _union(spec, budget, max_partitions)
+    """Build and check the set union at its grant (on the driver): its rounds must be the
+    *rounds* its pipeline laid out; on Spark publish the grant to the workers
+    (:class:`_LateBudget`)."""
+    union = _union(spec, budget, max_partitions)
+    granted_rounds = type(union).pipeline_rounds(union.params)
+    if granted_rounds != rounds:
+        raise PluginFault(
+            f"{spec.call()} takes {granted_rounds} round(s) at the budget PipelineDP granted "
+            f"(ε={budget.eps:.6g}, δ={budget.delta:.6g}) but {rounds} at the trial budget its "
+            "pipeline was laid out with: a set union's rounds must not depend on its budget"
+        )
     if published is not None:
         path = os.path.join(tempfile.mkdtemp(prefix="dpplug-"), published)
         with open(path, "w", encoding="utf-8") as f:
@@ -791,18 +839,19 @@ class DPEngine(pipeline_dp.DPEngine):
         backend = self._backend
         spark = getattr(backend, "_sc", None) if _is_spark(backend) else None
         published = None if spark is None else f"dpplug-grant-{uuid.uuid4().hex}.json"
+        cls = spec.entry().cls
+        rounds = _laid_out_rounds(spec, max_partitions)
         budget = self._request(
             MechanismType.GENERIC,
             f"SetUnion ({spec.name})",
-            functools.partial(_grant_union, spec, max_partitions, spark, published),
+            functools.partial(_grant_union, spec, max_partitions, rounds, spark, published),
         )
-        make = functools.partial(_union, spec, _LateBudget(budget, published), max_partitions)
+        make = _GrantedUnion(spec, _LateBudget(budget, published), max_partitions)
         self._add_report_stage(functools.partial(_union_report, spec, budget, max_partitions))
         pairs = backend.map(
             col, functools.partial(_unit_and_label, data_extractors), "Extract unit and label"
         )
-        units = backend.group_by_key(pairs, "Group by privacy unit")
-        cls = spec.entry().cls
+        units = batches.group_by_key(backend, pairs, "Group by privacy unit")
         if cls.sequential:  # type: ignore[attr-defined]
             # A policy takes the units one after the other: all of them go to one worker.
             together = backend.group_by_key(
@@ -811,7 +860,6 @@ class DPEngine(pipeline_dp.DPEngine):
             return backend.flat_map(
                 together, functools.partial(_select_all, make), "Sequential set union"
             )
-        rounds = cls.pipeline_rounds(dict(spec.params))  # type: ignore[attr-defined]
         # A round's sets are read twice (weights, and the join before the next round) unless
         # it is the last: only those are persisted; decisions are read by every later stage.
         sets = backend.map(units, functools.partial(_bound_unit, make), "Bound each unit")
@@ -821,7 +869,9 @@ class DPEngine(pipeline_dp.DPEngine):
             weighted = backend.flat_map(
                 sets, functools.partial(_unit_weights, make, r), f"Weights (round {r + 1})"
             )
-            totals = backend.sum_per_key(weighted, f"Sum weights per partition (round {r + 1})")
+            totals = batches.sum_per_key(
+                backend, weighted, f"Sum weights per partition (round {r + 1})"
+            )
             decided = _once(
                 spark,
                 backend.map(totals, functools.partial(_decide, make, r), f"Decide (round {r + 1})"),
@@ -832,12 +882,13 @@ class DPEngine(pipeline_dp.DPEngine):
                 # A join by label (lazy on every backend): each label with its units and its
                 # decision; the units of labels not released keep them.
                 exploded = backend.flat_map(sets, _label_unit, f"Labels of units ({r + 1})")
-                joined = backend.group_by_key(
+                joined = batches.group_by_key(
+                    backend,
                     backend.flatten((exploded, decided), f"With decisions ({r + 1})"),
                     f"Join by label ({r + 1})",
                 )
                 left = backend.flat_map(joined, _kept_units, f"Unreleased labels ({r + 1})")
-                regrouped = backend.group_by_key(left, f"Regroup by unit ({r + 1})")
+                regrouped = batches.group_by_key(backend, left, f"Regroup by unit ({r + 1})")
                 sets = backend.map(regrouped, _as_sorted, f"Remaining sets ({r + 1})")
                 sets = _once(spark, sets) if r + 2 < rounds else sets
         if len(released) == 1:

@@ -118,8 +118,24 @@ def group_by_key(backend: Any, col: Any, stage_name: str) -> Any:
     return backend.group_by_key(col, stage_name)
 
 
+def sum_per_key(backend: Any, col: Any, stage_name: str) -> Any:
+    """PipelineDP's ``sum_per_key`` ((key, number) → (key, their sum)); on Spark each RDD
+    partition is summed in one pass before the shuffle, where PipelineDP's backend adds the
+    pairs one by one in Python."""
+    if isinstance(backend, pipeline_dp.SparkRDDBackend):
+        return col.mapPartitions(_summed).reduceByKey(operator.add)
+    return backend.sum_per_key(col, stage_name)
+
+
 def _counted(elements: Iterable[Any]) -> Iterable[tuple[Any, int]]:
     return collections.Counter(elements).items()
+
+
+def _summed(pairs: Iterable[tuple[Any, Any]]) -> Iterable[tuple[Any, Any]]:
+    sums: dict[Any, Any] = {}
+    for key, value in pairs:
+        sums[key] = sums.get(key, 0) + value
+    return sums.items()
 
 
 def _grouped(pairs: Iterable[tuple[Any, Any]]) -> Iterable[tuple[Any, list[Any]]]:

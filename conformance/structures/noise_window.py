@@ -33,13 +33,19 @@ ratio of two geometric laws is constant in their tails). Two shifts are tried at
 0 (the same outcome for both inputs) and c′ − c (the same noise, ratio 1 for that request,
 moving the dependence onto the later requests: PrivHist's Z^b when a count crosses T + 1 | T + 2);
 the first whose subtree stays within the bound is kept. The histories enumerated are the scalar
-requests' outcomes within :data:`RADIUS` of their counts and one outcome (no noise) of a vector
-request that more requests follow; the outputs are compared at the leaves. Beyond these
+requests' outcomes within :data:`RADIUS` of their counts and, of a vector request, its count
+(followed by more requests: the mechanism's proof covers the rest) or, for the release's last
+request, also each coordinate moved alone within :data:`RADIUS` and :data:`VECTOR_SPREAD`
+outcomes with every coordinate moved (:func:`_histories`). The outputs are compared at the
+leaves, so a release that reads the true data after its noise (weights, a floor or a length
+from the true counts) differs there. Beyond these
 histories the argument is the mechanism's proof, which its docstring gives.
 """
 
 from __future__ import annotations
 
+import itertools
+import zlib
 from collections.abc import Callable, Hashable, Iterator
 from typing import Any
 
@@ -49,9 +55,15 @@ from dpplug.conformance.divergence import max_likelihood_ratio
 from dpplug.errors import NotSupported
 from dpplug.pmf import Pmf
 from dpplug.program import Draw, Noise, Step
+from dpplug.randomness import SeededSource
 
 #: How far from its true count a scalar request's outcome goes in the coupled check.
 RADIUS = 2
+#: How many outcomes of a vector request, every coordinate moved, the coupled check follows.
+VECTOR_SPREAD = 24
+#: The longest vector request whose coordinates are each moved alone, and how many outcomes
+#: with every coordinate moved a longer one gets.
+MOVED_ALONE, LONG_SPREAD = 16, 2
 #: The most program replays one window law or one coupled check may take.
 MAX_REPLAYS = 100_000
 
@@ -206,7 +218,7 @@ def coupled_ratio(
             if here is None:
                 continue
             worst: Any = mpq(1)
-            for outcome in _histories(draw):
+            for outcome in _histories(draw, first.step((*a, _unmoved(draw)))[0] is None):
                 moved = tuple(y + s for y, s in zip(outcome, shift, strict=True))
                 below = explore((*a, outcome), (*b, moved))
                 if below is None:
@@ -240,10 +252,30 @@ def _request_ratio(replays: Replays, draw: Noise, other: Noise, shift: tuple[int
     return ratio
 
 
-def _histories(draw: Noise) -> list[tuple[int, ...]]:
+def _unmoved(draw: Noise) -> tuple[int, ...]:
+    return tuple(int(c) for c in draw.counts)
+
+
+def _histories(draw: Noise, last: bool) -> list[tuple[int, ...]]:
     """The outcomes of a request followed in the coupled check: a scalar request's within
-    :data:`RADIUS` of its count, a vector request's count itself."""
-    if len(draw.counts) == 1:
-        (c,) = draw.counts
-        return [(int(c) + d,) for d in range(-RADIUS, RADIUS + 1)]
-    return [tuple(int(c) for c in draw.counts)]
+    :data:`RADIUS` of its count; a vector request's count itself, and when the release ends
+    after it (*last*: no request follows its count) :data:`VECTOR_SPREAD`
+    outcomes with every coordinate moved up to 3·RADIUS (a fixed pseudo-random choice per count
+    vector), and each coordinate moved alone within :data:`RADIUS`, so that outputs computed
+    from noisy vectors out of order, below zero or pooled are compared at the leaves too (a
+    vector of more than :data:`MOVED_ALONE` coordinates: its count and :data:`LONG_SPREAD`
+    outcomes, since each leaf replays the whole release)."""
+    counts = _unmoved(draw)
+    if len(counts) == 1:
+        return [(counts[0] + d,) for d in range(-RADIUS, RADIUS + 1)]
+    if not last:
+        return [counts]
+    found = {counts}
+    short = len(counts) <= MOVED_ALONE
+    if short:
+        for i, d in itertools.product(range(len(counts)), range(-RADIUS, RADIUS + 1)):
+            found.add((*counts[:i], counts[i] + d, *counts[i + 1 :]))
+    spread = SeededSource(zlib.crc32(repr(counts).encode()))  # a fixed choice of outcomes
+    for _ in range(VECTOR_SPREAD if short else LONG_SPREAD):
+        found.add(tuple(c + spread.uniform(6 * RADIUS + 1) - 1 - 3 * RADIUS for c in counts))
+    return sorted(found)

@@ -176,8 +176,7 @@ class DpSips(WeightedRounds):
 
     @classmethod
     def pipeline_rounds(cls, params: Mapping[str, Any]) -> int:
-        rounds = params.get("rounds")
-        return 3 if rounds is None else int(rounds)
+        return int(params["rounds"])
 
     def _rounds(self) -> int:
         rounds: int = self.params["rounds"]

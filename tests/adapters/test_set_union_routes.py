@@ -39,7 +39,9 @@ import dpplug  # noqa: E402
 from dpplug.adapters import pipelinedp as dpplug_pdp  # noqa: E402
 from dpplug.adapters.opendp import enable_features, make_measurement  # noqa: E402
 from dpplug.adapters.spark import local_context  # noqa: E402
-from dpplug.errors import NotSupported  # noqa: E402
+from dpplug.errors import NotSupported, PluginFault  # noqa: E402
+
+from support import layout_unions  # noqa: E402
 
 NAMES = ("weighted-gaussian", "dp-sips", "policy-laplace")
 EPSILON, DELTA, BETA = 1, Fraction(1, 10**9), Fraction(1, 10**8)
@@ -211,3 +213,35 @@ def test_spark_dp_sips_rounds_read_one_draw_of_each_decision(spark_context: Any)
     released = selected.collect()
     assert len(released) == len(set(released))
     assert len(released) > 50  # round 2 keeps nearly every label round 1 left
+
+
+LAYOUTS = dpplug.Registry.load([layout_unions], entry_points=False)
+
+
+def _select_with(spec: Any, total_epsilon: float) -> tuple[Any, Any]:
+    accountant = pipeline_dp.NaiveBudgetAccountant(
+        total_epsilon=total_epsilon, total_delta=float(DELTA)
+    )
+    engine = dpplug_pdp.DPEngine(accountant, pipeline_dp.LocalBackend())
+    params = pipeline_dp.SelectPartitionsParams(
+        max_partitions_contributed=2, partition_selection_strategy=spec
+    )
+    return engine.select_partitions(ROWS, params, EXTRACT), accountant
+
+
+def test_a_pipeline_runs_the_rounds_of_the_complete_parameters() -> None:
+    """A set union whose rounds parameter the user leaves out runs its schema's default number
+    of rounds (one here), not what pipeline_rounds would say of the user's parameters alone."""
+    layout_unions.OneRoundByDefault.decided.clear()
+    spec = dpplug_pdp.set_union("test-sips-one-round-by-default", registry=LAYOUTS)
+    selected, accountant = _select_with(spec, EPSILON)
+    accountant.compute_budgets()
+    assert list(selected) == ["common"]
+    assert set(layout_unions.OneRoundByDefault.decided) == {0}
+
+
+def test_rounds_that_change_with_the_grant_are_refused_at_the_grant() -> None:
+    spec = dpplug_pdp.set_union("test-sips-rounds-by-budget", registry=LAYOUTS)
+    _, accountant = _select_with(spec, 0.5)
+    with pytest.raises(PluginFault, match="rounds must not depend on its budget"):
+        accountant.compute_budgets()

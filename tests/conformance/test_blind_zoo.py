@@ -23,11 +23,12 @@ from support import (
     blind_g,
     blind_h,
     blind_i,
+    blind_j,
 )
 
-ZOOS = (blind_a, blind_b, blind_c, blind_d, blind_e, blind_f, blind_g, blind_h, blind_i)
+ZOOS = (blind_a, blind_b, blind_c, blind_d, blind_e, blind_f, blind_g, blind_h, blind_i, blind_j)
 #: The zoos that keep honest variations, each with the contract most likely to refuse it.
-WITH_CONTROLS = (blind_e, blind_g, blind_h, blind_i)
+WITH_CONTROLS = (blind_e, blind_g, blind_h, blind_i, blind_j)
 REGISTRIES = {zoo: Registry.load([zoo], entry_points=False) for zoo in ZOOS}
 
 

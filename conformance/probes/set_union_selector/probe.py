@@ -66,6 +66,7 @@ from dpplug.guarantee import Relation
 from dpplug.kinds.set_union_selector import SetUnionSelector, canonical_labels, unit_sets
 from dpplug.kinds.set_union_selector.declared import GaussianRounds, compose_rounds
 from dpplug.kinds.set_union_selector.keep_draws import Keeps
+from dpplug.param_text import params_text
 from dpplug.pmf import Pmf
 from dpplug.program import Draw, recording, served_steps
 from dpplug.randomness import RandomSource, SeededSource
@@ -284,7 +285,7 @@ class SetUnionProbe(Probe):
 
     def implementation_check(self, settings: Settings) -> PrivacyCheck:
         selector = self.selector
-        problems = _option_problems(selector)
+        problems = _option_problems(selector) or self._layout_problems()
         datasets = [*CHAIN, *(second for _, second in self._neighbours()[:8])]
         routes = [("select()", self._law)]
         if has_rounds(selector):
@@ -313,6 +314,26 @@ class SetUnionProbe(Probe):
         if len(routes) > 1:
             summary += "; the distributed route (bound, round_weight, round_keep) alike"
         return PrivacyCheck(tuple(problems[:1]), summary)
+
+    def _layout_problems(self) -> list[str]:
+        """A distributed run lays out ``pipeline_rounds`` of the complete parameters: as many
+        rounds as the mechanism declares."""
+        selector = self.selector
+        if not has_rounds(selector):
+            return []
+        try:
+            declared = selector.declared_release()
+        except NotSupported:
+            return []
+        if not isinstance(declared, GaussianRounds):
+            return []
+        laid_out = type(selector).pipeline_rounds(selector.params)
+        if laid_out != len(declared.rounds):
+            return [
+                f"pipeline_rounds({params_text(selector.params)}) = {laid_out}: a distributed run "
+                f"takes that many rounds, but the mechanism declares {len(declared.rounds)}"
+            ]
+        return []
 
     # Accuracy.
 
@@ -515,24 +536,31 @@ class SetUnionProbe(Probe):
             "a generator of pairs": (p for p in pairs),
             "numpy units": {np.int64(u): labels for u, labels in data.items()},
             "duplicated labels": {u: [*labels, *labels] for u, labels in data.items()},
+            "duplicated pairs": [*pairs, *pairs],
         }
         for name, given in forms.items():
             if self.selector.select(given, SeededSource(seed)) != expected:
                 return [f"the data as {name} gave another release from the same seed"]
-        # Pairs listed label by label, so a unit's pairs are apart: the law, exactly.
+        # Pairs listed label by label, so a unit's pairs are apart, and each pair listed twice
+        # (a unit holds a label once however often it is listed): the law, exactly.
         apart = sorted(pairs, key=lambda pair: (pair[1], pair[0]))
-        found = _mismatch(
-            enclosed_law(partial(self.selector.select, apart)),
-            self._law({u: tuple(labels) for u, labels in data.items()}),
-        )
-        if found is not None:
-            s, r, d = found
-            return [
-                f"the data as pairs listed label by label ({apart}) releases "
-                f"{self.show_output(s)} with probability in [{float(r[0]):.6g}, "
-                f"{float(r[1]):.6g}], but as a mapping in [{float(d[0]):.6g}, {float(d[1]):.6g}]: "
-                "a unit's pairs need not be adjacent"
-            ]
+        law = self._law({u: tuple(labels) for u, labels in data.items()})
+        for how, listing, why in (
+            ("listed label by label", apart, "a unit's pairs need not be adjacent"),
+            (
+                "each listed twice",
+                [*apart, *pairs[::-1]],
+                "a unit holds a label once, however often it is listed",
+            ),
+        ):
+            found = _mismatch(enclosed_law(partial(self.selector.select, listing)), law)
+            if found is not None:
+                s, r, d = found
+                return [
+                    f"the data as pairs {how} ({listing}) releases {self.show_output(s)} with "
+                    f"probability in [{float(r[0]):.6g}, {float(r[1]):.6g}], but as a mapping "
+                    f"in [{float(d[0]):.6g}, {float(d[1]):.6g}]: {why}"
+                ]
         # Units and labels renamed, in the same canonical order, to integers equal mod 2^32.
         alike = {label: 1 + (i << 32) for i, label in enumerate(LABELS)}
         renamed = {1 + (u << 32): [alike[x] for x in labels] for u, labels in data.items()}

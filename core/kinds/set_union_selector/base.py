@@ -116,8 +116,10 @@ class SetUnionSelector(Mechanism):
 
     @classmethod
     def pipeline_rounds(cls, params: Mapping[str, Any]) -> int:
-        """How many rounds a distributed run takes with these (user) parameters (1 by
-        default): a pipeline is laid out before its budget is known."""
+        """How many rounds a distributed run takes with these parameters (1 by default): a
+        pipeline is laid out before its budget is known, from the mechanism's complete
+        parameters (the schema's defaults filled in) at a trial budget, and the number must be
+        that of the rounds the mechanism declares, at every budget."""
         return 1
 
     def bound(self, labels: tuple[Any, ...], source: RandomSource) -> tuple[Any, ...]:
@@ -209,7 +211,8 @@ class SetUnionSelectorKind(Kind):
     )
     not_surfaces = MECHANISM_NOT_SURFACES | {
         "max_partitions": "declared (part of the guarantee surface: ℓ₀ of its relation)",
-        "pipeline_rounds": "the layout of a distributed run (tests/adapters run it)",
+        "pipeline_rounds": "part of the select surface: its distributed route runs that many "
+        "rounds, held to the declared rounds",
         "sequential": "the layout of a distributed run (tests/adapters run it)",
         "declared_release": "what the exact checks enumerate the select surface's law from",
         "bound": "part of the select surface (every release bounds its units)",
