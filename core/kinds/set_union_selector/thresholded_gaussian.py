@@ -26,6 +26,7 @@ Z ~ N_ℤ(0, s²), U(k) = Pr[Z > k] (:mod:`.gaussian_tails`). An item whose weig
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 import flint
@@ -87,10 +88,12 @@ def closeness(sigma2: Rat, zeta: Rat, reach: int, window: int) -> Rat | None:
         return min(mpq(1), upper(phi_bar((ball(window) + half) / s - z)))
 
 
+@functools.cache
 def unit_weights(grid: int, items: int) -> tuple[int, ...]:
     """w_t = ⌊G/√t⌋ exactly (the largest integer with t·w² ≤ G²) for t = 1 … *items*: a unit's
     weight vector has ℓ₂ norm ≤ G, one unit of the grid G standing for weight 1 (Gopi et al.'s
-    ℓ₂ weighting, rounded down)."""
+    ℓ₂ weighting, rounded down). Computed once per (G, items): a distributed run reads it for
+    every unit."""
     return tuple(int(isqrt(mpz(grid * grid // t))) for t in range(1, items + 1))
 
 
