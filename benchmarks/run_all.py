@@ -72,6 +72,10 @@ BENCHMARKS: dict[str, tuple[list[str], list[str]]] = {
         ["--quick", "--plot", "{logs}/sparse_queries_error.png"],
     ),
     "scale": ([], ["--quick"]),
+    "set_union": (
+        [],
+        ["--users", "2000", "--runs", "1", "--timing-users", "4000", "--rounds", "1"],
+    ),
 }
 
 

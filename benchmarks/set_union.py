@@ -375,7 +375,7 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=2)
     parser.add_argument("--count-a", type=float, default=2.0)
     parser.add_argument("--label-a", type=float, default=1.5)
-    parser.add_argument("--timing-users", type=int, default=2_000)
+    parser.add_argument("--timing-users", type=int, default=40_000)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--skip-timing", action="store_true")
