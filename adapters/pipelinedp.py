@@ -263,9 +263,7 @@ def _laid_out_rounds(spec: PluginSpec, max_partitions: int) -> int:
     parameters (the schema's defaults filled in), read from the set union built at the trial
     budget."""
     budget = {k: v for k, v in _UNION_TRIAL.items() if spec.takes(k)}
-    trial = spec.entry().create(
-        **dict(spec.params), **budget, max_partitions_contributed=max_partitions
-    )
+    trial = spec.build(**budget, max_partitions_contributed=max_partitions)
     return type(trial).pipeline_rounds(trial.params)  # type: ignore[attr-defined, no-any-return]
 
 
