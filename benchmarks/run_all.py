@@ -142,14 +142,16 @@ def run(name: str, quick: bool, logs: Path) -> tuple[list[dict[str, object]], fl
 
 
 #: Units of headlines where lower is better (times, and growth exponents "n^").
-LOWER_IS_BETTER = ("µs", "ms", "s", "n^")
+LOWER_IS_BETTER = ("µs", "ms", "s", "n^", " units")
 
 
 def shown(value: float, unit: str) -> str:
-    """A headline's value with its unit: a growth exponent as n^x."""
+    """A headline's value with its unit: a growth exponent as n^x, a count of units whole."""
     if unit == "n^":
         return f"n^{value:.2f}"
-    return f"{value:,.0f}" if unit == "" else f"{value:,.1f}{unit}"
+    if unit in ("", " units"):
+        return f"{value:,.0f}{unit}"
+    return f"{value:,.1f}{unit}"
 
 
 def verdict(value: float, target: float | None, unit: str) -> str:

@@ -1,14 +1,16 @@
-"""Broken plugins a tenth red team wrote blind to the conformance suite's code, in 45 minutes
-against ddc74a7 (23 flaws over six kinds, each confirmed by an independent exact or rigorous
-computation; 19 were caught on first contact). Three of the four it missed are kept in
-:data:`ZOO` with the contract that must fail and words its diagnosis must contain
+"""Broken plugins a tenth red team wrote blind to the conformance suite's code, in about 50
+minutes against ddc74a7 (23 flaws over six kinds, each confirmed by an independent exact or
+rigorous computation; 19 were caught on first contact). Three of the four it missed are kept
+in :data:`ZOO` with the contract that must fail and words its diagnosis must contain
 (test_blind_zoo.py): two sorted histograms whose post-processing reads the true counts (the
 coupled check compared outputs at the noise-free outcome of a vector request only) and a set
-union counting a repeated (unit, label) pair twice (no form repeated a pair). The fourth, DP-SIPS
-whose ``pipeline_rounds`` read a parameter the user left out, is a test of the PipelineDP
-adapter now (tests/adapters/test_set_union_routes.py): the adapter lays rounds out from the
-complete parameters. :data:`CONTROLS` are honest variations that must pass. Each class docstring
-states its flaw."""
+union counting a repeated (unit, label) pair twice (no form repeated a pair); a third sorted
+histogram, cutting its release to the true number of labels, was caught by the audit alone and
+now fails the exact check too. The fourth miss, DP-SIPS whose ``pipeline_rounds`` read a
+parameter the user left out, is a test of the PipelineDP adapter now
+(tests/adapters/test_set_union_routes.py): the adapter lays rounds out from the complete
+parameters. :data:`CONTROLS` are honest variations that must pass. Each class docstring states
+its flaw."""
 
 from __future__ import annotations
 
