@@ -213,12 +213,14 @@ def coupled_ratio(
         if draw.sampler is not other.sampler or len(draw.counts) != len(other.counts):
             return None
         best: Any = None
+        last = len(draw.counts) > 1 and first.step((*a, _unmoved(draw)))[0] is None
+        outcomes = _histories(draw, last)
         for shift in _shifts(draw, other):
             here = _request_ratio(first, draw, other, shift)
             if here is None:
                 continue
             worst: Any = mpq(1)
-            for outcome in _histories(draw, first.step((*a, _unmoved(draw)))[0] is None):
+            for outcome in outcomes:
                 moved = tuple(y + s for y, s in zip(outcome, shift, strict=True))
                 below = explore((*a, outcome), (*b, moved))
                 if below is None:

@@ -319,13 +319,8 @@ class SetUnionProbe(Probe):
         """A distributed run lays out ``pipeline_rounds`` of the complete parameters: as many
         rounds as the mechanism declares."""
         selector = self.selector
-        if not has_rounds(selector):
-            return []
-        try:
-            declared = selector.declared_release()
-        except NotSupported:
-            return []
-        if not isinstance(declared, GaussianRounds):
+        declared = selector.declared_release()
+        if not has_rounds(selector) or not isinstance(declared, GaussianRounds):
             return []
         laid_out = type(selector).pipeline_rounds(selector.params)
         if laid_out != len(declared.rounds):
