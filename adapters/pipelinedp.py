@@ -75,7 +75,7 @@ import math
 import os
 import tempfile
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any, cast
@@ -395,6 +395,44 @@ def _kept_units(label_values: tuple[Any, Any]) -> list[tuple[Any, Any]]:
     if any(value is True for value in values):
         return []
     return [(value[1], label) for value in values if isinstance(value, tuple)]
+
+
+def _remaining_sets(
+    backend: Any, spark: Any, sets: Any, decided: Any, released: Any, done: int
+) -> Any:
+    """The (unit, labels) of *sets* without the labels released in round *done*. Spark carries
+    the round's released labels, as one set, to the sets where they are: a cartesian product
+    of lists of up to ``BATCH`` units (Spark reads the right side once per element of the left)
+    with a one-element RDD made from the persisted decisions. Local and Beam join by label: each
+    label with its units and its decision, regrouped by unit."""
+    if spark is not None:
+        one_set = _once(spark, released.coalesce(1).mapPartitions(_as_one_set))
+        return sets.mapPartitions(batches.chunks).cartesian(one_set).flatMap(_without_released)
+    exploded = backend.flat_map(sets, _label_unit, f"Labels of units ({done})")
+    joined = batches.group_by_key(
+        backend,
+        backend.flatten((exploded, decided), f"With decisions ({done})"),
+        f"Join by label ({done})",
+    )
+    left = backend.flat_map(joined, _kept_units, f"Unreleased labels ({done})")
+    regrouped = batches.group_by_key(backend, left, f"Regroup by unit ({done})")
+    return backend.map(regrouped, _as_sorted, f"Remaining sets ({done})")
+
+
+def _as_one_set(labels: Iterable[Any]) -> list[frozenset[Any]]:
+    return [frozenset(labels)]
+
+
+def _without_released(
+    units_released: tuple[list[tuple[Any, tuple[Any, ...]]], frozenset[Any]],
+) -> Iterator[tuple[Any, tuple[Any, ...]]]:
+    """Units with their labels not in the released set (canonical order kept), leaving out
+    units whose labels were all released."""
+    units, released = units_released
+    for unit, labels in units:
+        left = tuple(label for label in labels if label not in released)
+        if left:
+            yield unit, left
 
 
 def _under_one_key(unit_labels: tuple[Any, Any]) -> tuple[int, tuple[Any, Any]]:
@@ -858,8 +896,8 @@ class DPEngine(pipeline_dp.DPEngine):
             return backend.flat_map(
                 together, functools.partial(_select_all, make), "Sequential set union"
             )
-        # A round's sets are read twice (weights, and the join before the next round) unless
-        # it is the last: only those are persisted; decisions are read by every later stage.
+        # A round's sets and decisions are read twice (weights or release, and the join before
+        # the next round) unless it is the last: only those are persisted.
         sets = backend.map(units, functools.partial(_bound_unit, make), "Bound each unit")
         sets = _once(spark, sets) if rounds > 1 else sets
         released = []
@@ -870,24 +908,14 @@ class DPEngine(pipeline_dp.DPEngine):
             totals = batches.sum_per_key(
                 backend, weighted, f"Sum weights per partition (round {r + 1})"
             )
-            decided = _once(
-                spark,
-                backend.map(totals, functools.partial(_decide, make, r), f"Decide (round {r + 1})"),
+            decided = backend.map(
+                totals, functools.partial(_decide, make, r), f"Decide (round {r + 1})"
             )
+            decided = _once(spark, decided) if r + 1 < rounds else decided
             kept = backend.filter(decided, _is_kept, f"Released (round {r + 1})")
             released.append(backend.keys(kept, f"Released keys (round {r + 1})"))
             if r + 1 < rounds:
-                # A join by label (lazy on every backend): each label with its units and its
-                # decision; the units of labels not released keep them.
-                exploded = backend.flat_map(sets, _label_unit, f"Labels of units ({r + 1})")
-                joined = batches.group_by_key(
-                    backend,
-                    backend.flatten((exploded, decided), f"With decisions ({r + 1})"),
-                    f"Join by label ({r + 1})",
-                )
-                left = backend.flat_map(joined, _kept_units, f"Unreleased labels ({r + 1})")
-                regrouped = batches.group_by_key(backend, left, f"Regroup by unit ({r + 1})")
-                sets = backend.map(regrouped, _as_sorted, f"Remaining sets ({r + 1})")
+                sets = _remaining_sets(backend, spark, sets, decided, released[-1], r + 1)
                 sets = _once(spark, sets) if r + 2 < rounds else sets
         if len(released) == 1:
             return released[0]

@@ -158,9 +158,15 @@ def _joined(a: list[Any], b: list[Any]) -> list[Any]:
 
 def batched(fn: Batch, elements: Iterable[Any]) -> Iterator[Any]:
     """What *fn* returns for consecutive batches of up to :data:`BATCH` *elements*."""
+    for batch in chunks(elements):
+        yield from fn(batch)
+
+
+def chunks(elements: Iterable[Any]) -> Iterator[list[Any]]:
+    """Consecutive lists of up to :data:`BATCH` *elements*."""
     rest = iter(elements)
     while batch := list(itertools.islice(rest, BATCH)):
-        yield from fn(batch)
+        yield batch
 
 
 def _alone(fn: Batch, element: Any) -> Iterable[Any]:
