@@ -126,6 +126,18 @@ def summed_law(law: PolynomialLaw, k: int, bits: int = 128) -> EnclosedLaw:
         return EnclosedLaw.of_balls(k * law.low, summed.coeffs(), bits)
 
 
+def pair_law(first: PolynomialLaw, second: PolynomialLaw, bits: int = 128) -> EnclosedLaw:
+    """The law of the sum of two independent answers of these laws, enclosed at *bits* bits:
+    the coefficients of the product of their generating polynomials."""
+    with precise(bits):
+        polynomials = [
+            flint.arb_poly([law.probability(z, (-1 / ball(law.scale)).exp()) for z in law.window()])
+            for law in (first, second)
+        ]
+        product = polynomials[0] * polynomials[1]
+        return EnclosedLaw.of_balls(first.low + second.low, product.coeffs(), bits)
+
+
 def session_privacy(
     laws: dict[int, PolynomialLaw], sensitivity: int, k: int, guarantee: Guarantee
 ) -> tuple[str | None, str]:
@@ -189,6 +201,13 @@ SESSION_TOTAL = -2
 #: top (x₁'s true answer is 0), so a batch path that answers or returns its queries in another
 #: order than the caller's is seen, while one that only draws its noises in another order is not.
 MIXED_BATCH = -3
+#: The sampling law's input that stands for two different queries: the total of the two answers
+#: of sessions on {x₀: ⌊n/2⌋} (fewer rows than n) asked {x₀: 1} and then its complement in the
+#: universe (every other label, weight 1; {x₁: 1} where the universe has more than m + 1 labels
+#: or none is declared) in one ``answers`` call, whose law is the convolution of the two
+#: answers' laws, so an answer computed from another's (a complement as n·W minus it, exact
+#: only when the data has n rows) is seen.
+PAIR_TOTAL = -4
 
 
 class IndependentAnswersVerifier(Verifier):
@@ -223,7 +242,17 @@ class IndependentAnswersVerifier(Verifier):
     def _law_value(self, value: int) -> int:
         if value == MIXED_BATCH:
             return self._releaser.n
-        return self._releaser.n // 2 if value in (LATER_ANSWERS, SESSION_TOTAL) else value
+        middle = (LATER_ANSWERS, SESSION_TOTAL, PAIR_TOTAL)
+        return self._releaser.n // 2 if value in middle else value
+
+    def _pair(self) -> list[dict[Any, int]]:
+        """{x₀: 1} and its complement (:data:`PAIR_TOTAL`)."""
+        universe, sparsity = self._releaser.universe, self._releaser.workload.sparsity
+        first, second = self.probe.labels(2)
+        if universe is not None and universe.size - 1 <= sparsity:
+            rest = [universe.label(i) for i in range(universe.size)]
+            return [{first: 1}, {x: 1 for x in rest if x != first}]
+        return [{first: 1}, {second: 1}]
 
     def law_inputs(self) -> tuple[int, ...]:
         """The first answer at both ends and the middle, and for a session of k ≥ 2 queries its
@@ -233,7 +262,7 @@ class IndependentAnswersVerifier(Verifier):
         k = self._releaser.workload.max_queries
         if not self._releaser.interactive or k == 1:
             return inputs
-        batch = (MIXED_BATCH,) if len(self.probe.labels(2)) == 2 else ()
+        batch = (MIXED_BATCH, PAIR_TOTAL) if len(self.probe.labels(2)) == 2 else ()
         if k * self.probe.scale > MAX_LOSS_STEPS:
             return (*inputs, LATER_ANSWERS, *batch)
         return (*inputs, LATER_ANSWERS, *batch, SESSION_TOTAL)
@@ -247,6 +276,16 @@ class IndependentAnswersVerifier(Verifier):
         anywhere in the session (shared, reused or negated noise) are seen."""
         if value == MIXED_BATCH:
             return self._second_of_batches(size, source)
+        if value == PAIR_TOTAL:
+            data, pair = self.probe.dataset(self._law_value(value)), self._pair()
+            totals = [
+                sum(
+                    int(a * self.probe.scale)
+                    for a in self._releaser.start(data, source).answers(pair)
+                )
+                for _ in range(size)
+            ]
+            return np.array(totals, dtype=np.int64)
         if value not in (LATER_ANSWERS, SESSION_TOTAL):
             return self.probe.draw(value, size, source)
         probe = self.probe
@@ -278,6 +317,9 @@ class IndependentAnswersVerifier(Verifier):
         with the enclosure's width."""
         scaled = self._law_value(value) * self._releaser.workload.grid
         law = self._answer_law(scaled)
+        if value == PAIR_TOTAL:  # the complement's true answer is 0: x₀ holds every row
+            total = pair_law(law, self._answer_law(0))
+            return total.nearest_pmf(scaled), total.width()
         if value == SESSION_TOTAL:
             k = self._releaser.workload.max_queries
             total = summed_law(law, k)
@@ -306,6 +348,8 @@ class IndependentAnswersVerifier(Verifier):
             return f"{data}, the total of k answers to one query"
         if value == MIXED_BATCH:
             return f"{data}, the second answer of the batch [{{x₁: 1}}, {{x₀: 1}}]"
+        if value == PAIR_TOTAL:
+            return f"{data}, the total of the answers to {self._pair()}"
         return None
 
     @cached_property

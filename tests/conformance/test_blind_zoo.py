@@ -24,11 +24,24 @@ from support import (
     blind_h,
     blind_i,
     blind_j,
+    blind_k,
 )
 
-ZOOS = (blind_a, blind_b, blind_c, blind_d, blind_e, blind_f, blind_g, blind_h, blind_i, blind_j)
+ZOOS = (
+    blind_a,
+    blind_b,
+    blind_c,
+    blind_d,
+    blind_e,
+    blind_f,
+    blind_g,
+    blind_h,
+    blind_i,
+    blind_j,
+    blind_k,
+)
 #: The zoos that keep honest variations, each with the contract most likely to refuse it.
-WITH_CONTROLS = (blind_e, blind_g, blind_h, blind_i, blind_j)
+WITH_CONTROLS = (blind_e, blind_g, blind_h, blind_i, blind_j, blind_k)
 REGISTRIES = {zoo: Registry.load([zoo], entry_points=False) for zoo in ZOOS}
 
 

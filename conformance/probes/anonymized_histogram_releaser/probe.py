@@ -96,14 +96,18 @@ _LAW_FIELDS = frozenset({"prevalences", "total"})
 ACCURACY_DATA = (6, 4, 4, 2, 1, 1)
 #: Neighbouring pairs of large histograms (sorted counts) the size check compares exactly: the
 #: number of labels crossing 2^6 and 2^10 (where code working in blocks starts a new one) and a
-#: round 5000, a count crossing 2^31, and many distinct counts.
+#: round 5000, a count crossing 2^31, many distinct counts, and one count of thousands (past
+#: the square root of the items, where PrivHist's large counts start).
 LARGE_PAIRS = (
     ((1,) * 64, (1,) * 65),
     ((1,) * 1024, (1,) * 1025),
     ((1,) * 5000, (1,) * 5001),
     (((1 << 31) - 1,), (1 << 31,)),
     (tuple(range(1100, 0, -1)), (1101, *range(1099, 0, -1))),
+    ((5000,), (5001,)),
 )
+#: The most items of a pair of LARGE_PAIRS an adaptive release is compared on.
+ADAPTIVE_ITEMS = 1 << 20
 #: … and, simultaneously, on these, chosen to stress it: many labels, and a count past 2^31
 #: (where a release costs at most STRESS_SECONDS of CPU).
 STRESS_DATA = ((*([100] * 40), *([1] * 24)), ((1 << 31) + 5, 3, 1))
@@ -621,7 +625,8 @@ class AnonymizedProbe(Probe):
                 (("release", Dimension.SIZE), ("release_prevalences", Dimension.SIZE)),
                 "exact-privacy",
                 Status.EXACT,
-                "neighbouring histograms of thousands of counts and of counts past 2^31, by the "
+                "neighbouring histograms of thousands of counts, of counts past 2^31 and of one "
+                "count of thousands, by the "
                 "coupled ratio of their noise",
                 lambda s: self._size_problems(),
             ),
@@ -678,17 +683,18 @@ class AnonymizedProbe(Probe):
 
     def _size_problems(self) -> list[str]:
         """The coupled noise ratio (:mod:`~..structures.noise_window`) of neighbouring pairs of
-        large histograms (:data:`LARGE_PAIRS`: thousands of counts, counts past 2^31), within
-        e^ε, on a case that takes them (:meth:`_large_probe`). A release making more than one
-        noise request is checked on small histograms only (its accuracy is tested on large
-        data)."""
+        large histograms (:data:`LARGE_PAIRS`: thousands of counts, counts past 2^31, one
+        count of thousands), within e^ε, on a case that takes them (:meth:`_large_probe`). A
+        release making more than one noise request (adaptive) is compared on the pairs of at
+        most :data:`ADAPTIVE_ITEMS` items, along the histories the coupled check follows."""
         guarantee = self.guarantee
         if not guarantee.pure:
             raise NotSupported("the coupled check compares pure guarantees only")
-        if self._adaptive():
-            raise NotSupported("an adaptive release is checked on small histograms only")
         probe = self._large_probe()
+        adaptive = self._adaptive()
         for counts, other in LARGE_PAIRS:
+            if adaptive and sum(other) > ADAPTIVE_ITEMS:
+                continue  # each history replays the whole release, whose cost grows with N
             first, second = probe._replays(counts), probe._replays(other)
             ratio = coupled_ratio(first, second, guarantee.exp_epsilon, _same_release)
             if ratio is None or ratio > guarantee.exp_epsilon:

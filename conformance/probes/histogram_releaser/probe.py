@@ -15,6 +15,7 @@ releases a few small datasets many times.
 
 from __future__ import annotations
 
+import json
 import numbers
 import time
 import warnings
@@ -218,12 +219,9 @@ def _one_among_many(where: str, releaser: HistogramReleaser, seed: int) -> list[
     x, without = labels[-1], dict.fromkeys(labels[:-1], 2)
     with_x = {**without, x: 1}
     added, removed = _first_noise(releaser, with_x), _first_noise(releaser, without)
-    at = added.counts.index(1)
+    at, dense, by_place = _noise_of(releaser, x, added, removed)
     others = [c for i, c in enumerate(added.counts) if i != at]
-    dense = len(removed.counts) == len(added.counts)
-    if removed.counts != ([*added.counts[:at], 0, *added.counts[at + 1 :]] if dense else others):
-        raise NotSupported("its noise is not drawn for the same labels in the same order")
-    laws = [added.sampler.pmf(1), added.sampler.pmf(0)]
+    laws = [added.sampler.pmf(c) for c in (added.counts[at], removed.counts[at] if dense else 0)]
     if any(law.tail_ratio is not None for law in laws):
         raise NotSupported("its noise is unbounded: one label's law has infinitely many outcomes")
     guarantee, e = releaser.guarantee, releaser.guarantee.exp_epsilon
@@ -235,6 +233,8 @@ def _one_among_many(where: str, releaser: HistogramReleaser, seed: int) -> list[
         q = _count_law(
             releaser, without, x, _served(fixed, at, laws[1]) if dense else [(fixed, mpq(1))]
         )
+        if by_place and (len(p) < 2 or len(q) < 2):  # that place must move x's count
+            raise NotSupported("its noise of x could not be told from the other labels'")
         worst = max(_divergence(p, q, e), _divergence(q, p, e))
         if worst <= guarantee.delta:
             return []
@@ -254,14 +254,33 @@ def _served(fixed: tuple[int, ...], at: int, law: Pmf) -> list[tuple[Any, Any]]:
 
 
 def _first_noise(releaser: HistogramReleaser, data: dict[Any, int]) -> Noise:
-    """The release's first served draw: the noise of the data's counts (and of empty labels),
-    or NotSupported."""
+    """The release's first served draw, a noise request, or NotSupported."""
     first, _ = served_steps(partial(releaser.release, data))([])
-    if not isinstance(first, Noise) or sorted(c for c in first.counts if c) != sorted(
-        data.values()
-    ):
-        raise NotSupported("its first served draw is not the noise of the data's counts")
+    if not isinstance(first, Noise):
+        raise NotSupported("its first served draw is not a noise request")
     return first
+
+
+def _noise_of(
+    releaser: HistogramReleaser, x: Any, added: Noise, removed: Noise
+) -> tuple[int, bool, bool]:
+    """Where x's noise is in the first noise request with x's one row (*added*) and without it
+    (*removed*), whether the request without it has that place too (dense), and whether the
+    place was found by x's place in the universe rather than by its count: the one count
+    of 1 (the others are 2 and 0) when the request holds the data's counts, the other counts
+    unchanged (in place, or dropped from a request of the non-empty labels); else, for one
+    request over the whole universe that does not change with x (noise of empty bins, the
+    counts added after), x's place in the universe; NotSupported otherwise."""
+    counts, size = added.counts, releaser.universe.size
+    if sorted(c for c in counts if c) == sorted([1, *[2] * MANY_LABELS]):
+        at = counts.index(1)
+        dense = len(removed.counts) == len(counts)
+        kept = [*counts[:at], 0, *counts[at + 1 :]] if dense else [*counts[:at], *counts[at + 1 :]]
+        if removed.counts == kept:
+            return at, dense, False
+    elif len(counts) == size and removed.counts == counts:
+        return releaser.universe.index(x), True, True
+    raise NotSupported("its noise is not drawn for the same labels in the same order")
 
 
 def _count_law(
@@ -696,6 +715,15 @@ class ReleaserProbe(Probe):
                 lambda s: self._size_problems(s),
             ),
             Check(
+                (("release", Dimension.WHOLE),),
+                "hygiene",
+                Status.SAMPLED,
+                "each count released as its own label's, on labels spread across universes of "
+                + " and ".join(f"{size:,}" for size in PLACEMENT_SIZES)
+                + " labels and of text labels in no sorted order",
+                lambda s: self._placement_problems(s),
+            ),
+            Check(
                 (("release", Dimension.SIZE),),
                 "exact-privacy",
                 Status.EXACT,
@@ -782,7 +810,8 @@ class ReleaserProbe(Probe):
         failure is reported only when every fixed draw of the others shows it (the others'
         noise is the same on both sides, so the divergence of the whole release is at least
         that of x's count wherever x's law does not depend on the others'). Code keyed to the
-        number of non-empty labels (a vectorised path past 64) is compared here, exactly."""
+        number of non-empty labels (a vectorised path past 64) is compared here, exactly, and
+        code keyed to the universe's size on the same rung over :data:`MANY_UNIVERSES` labels."""
         for where, rung in self.ladder():
             wide = (
                 rung.variant(c) for c in ({}, *({p: u} for p in _universes(rung) for u in WIDE))
@@ -802,7 +831,18 @@ class ReleaserProbe(Probe):
                 continue
             if not isinstance(releaser.exact_structure(), ServedDraws):
                 raise NotSupported("its draws are not served: one label's law cannot be isolated")
-            return _one_among_many(where, releaser, seed)
+            problems = _one_among_many(where, releaser, seed)
+            larger = (
+                rung.variant({p: f"range:0:{size - 1}"})
+                for p in _universes(rung)
+                for size in MANY_UNIVERSES
+            )
+            for variant in (v for v in larger if v is not None and not problems):
+                wider = cast(ReleaserProbe, variant).releaser
+                if isinstance(wider.exact_structure(), ServedDraws):
+                    shown = f"{where}, {wider.universe.size} labels"
+                    problems = _one_among_many(shown, wider, seed)
+            return problems
         raise NotSupported(
             f"no n up the size ladder takes {MANY_LABELS} labels of 2 rows and one more row"
         )
@@ -918,15 +958,15 @@ class ReleaserProbe(Probe):
                 return [f"{name} data: a release changed when the mechanism released again"]
         return []
 
-    def _size_case(self) -> HistogramReleaser | None:
-        """The case over the largest range universe the schema takes among :data:`SIZES`
-        (from :data:`LARGE_UNIVERSE` labels down), with n at least :data:`SIZE_N` where the
-        schema takes it, and, where the releaser takes a sampler, the fastest built-in one:
-        sizes up to the schema's limit."""
+    def _size_case(self, sizes: tuple[int, ...] | None = None) -> HistogramReleaser | None:
+        """The case over the first range universe the schema takes among *sizes* (by default
+        from :data:`LARGE_UNIVERSE` labels down: sizes up to the schema's limit), with n at
+        least :data:`SIZE_N` where the schema takes it, and, where the releaser takes a
+        sampler, the fastest built-in one."""
         n = self.params.get("n")
         # At least SIZE_N units, where n is public: bounded noise at a tiny n cannot miss a.
         bounds = [max(SIZE_N, int(n)), n] if n is not None else [None]
-        for size, units in product(SIZES, bounds):
+        for size, units in product(sizes or SIZES, bounds):
             made = self._with_universe(f"range:0:{size - 1}", units, FAST_SAMPLER)
             if made is not None:
                 return made
@@ -980,7 +1020,7 @@ class ReleaserProbe(Probe):
         shown = _timed_releases(releaser, data, source, planned)
         releases = len(shown)
         pairs = (((0, count), (last, count)), ((1, 0), (last - 1, 0)))
-        alpha = settings.false_alarm / (2 * len(pairs) + 2)
+        alpha = settings.false_alarm / 2 / (2 * len(pairs) + 2)  # half: the placement check
         everywhere = releaser.accuracy(BETAS[0]).simultaneous
         misses = sum(1 for r in shown if _largest_error(r, data) > everywhere.a)
         if binom.sf(misses - 1, releases, float(everywhere.beta)) < alpha:
@@ -1006,6 +1046,59 @@ class ReleaserProbe(Probe):
                     ]
         alone = _timed_releases(releaser, {0: count}, source, planned)
         return _repeat_problems(alone, last, alpha)
+
+    def _placement_problems(self, settings: Settings) -> list[str]:
+        """Over range universes of :data:`PLACEMENT_SIZES` labels and a universe of text labels
+        in no sorted order (:data:`PLACEMENT_LABELS`), where the schema takes them (n at least
+        :data:`SIZE_N`), data on labels spread across the universe (the
+        first four, 9 to 11, a third, the middle and the last two), each with its own count:
+        the largest error over those labels and the released ones must stay within the
+        declared simultaneous a as often as its β says (a binomial test on
+        :data:`PLACEMENT_RELEASES` releases), so a count attributed to another label (a layout
+        in another order than the universe's) is seen wherever the labels are."""
+        alpha = settings.false_alarm / 2 / (len(PLACEMENT_SIZES) + 1)  # half: the size check
+        tried = 0
+        n = self.params.get("n")
+        shuffled = self._with_universe(
+            PLACEMENT_LABELS, None if n is None else max(SIZE_N, int(n)), FAST_SAMPLER
+        )
+        for releaser in (*(self._size_case((size,)) for size in PLACEMENT_SIZES), shuffled):
+            if releaser is None or releaser.n < SIZE_N:
+                continue
+            tried += 1
+            if problems := _placement_of(releaser, settings.seed, alpha):
+                return problems
+        if not tried:
+            raise NotSupported(
+                f"the schema takes none of {PLACEMENT_SIZES} labels with n ≥ {SIZE_N}"
+            )
+        return []
+
+
+def _placement_of(releaser: HistogramReleaser, seed: int, alpha: float) -> list[str]:
+    """:meth:`ReleaserProbe._placement_problems` on one releaser."""
+    universe, n = releaser.universe, releaser.n
+    size = universe.size
+    spread = {0, 1, 2, 3, 9, 10, 11, size // 3, size // 2, size - 2, size - 1}
+    labels = [universe.label(i) for i in sorted(i for i in spread if 0 <= i < size)]
+    data = {x: max(1, n // (4 * (j + 1))) for j, x in enumerate(labels)}
+    everywhere = releaser.accuracy(BETAS[0]).simultaneous
+    shown = _timed_releases(releaser, data, SeededSource(seed), PLACEMENT_RELEASES)
+
+    def largest_error(release: Any) -> int:
+        counts = shown_counts(release, labels)
+        return max(abs(counts.get(x, 0) - data.get(x, 0)) for x in counts.keys() | data.keys())
+
+    misses = sum(1 for r in shown if largest_error(r) > everywhere.a)
+    if binom.sf(misses - 1, len(shown), float(everywhere.beta)) >= alpha:
+        return []
+    return [
+        f"over {size} labels {universe.label(0)!r}, {universe.label(1)!r}, …, data {data}: the "
+        f"largest error over those labels and the listed ones exceeded the simultaneous "
+        f"a = {everywhere.a} in {misses} of {len(shown)} releases, too many for "
+        f"β = {everywhere.beta} (binomial p < {alpha:.1e}): each count must be released as "
+        "its own label's"
+    ]
 
 
 def _timed_releases(
@@ -1077,12 +1170,21 @@ MANY_LABELS = 65
 MANY_DRAWS = 3
 #: Universes tried, in turn, where a case's own is too small for the many-labels check.
 WIDE = ("range:0:127", "bytes:8")
+#: Range universes the many-labels check also runs on, where the schema takes them: past 2^12
+#: and 2^16 labels, where dense code tends to change paths.
+MANY_UNIVERSES = ((1 << 12) + 77, (1 << 16) + 77)
 #: Empty labels at each end of the size check's universe compared across releases.
 REPEAT_BLOCK = 64
 #: Labels of the universe of the size check (past 2^20, with a tail no power of two divides).
 LARGE_UNIVERSE = (1 << 20) + 77
 #: The universe sizes the size check tries, largest first, where the schema limits the universe.
 SIZES = (LARGE_UNIVERSE, *((1 << k) + 77 for k in range(19, 5, -1)))
+#: Universe sizes of the placement check (labels past 10, whose text sorts apart from their
+#: value, and past 2^12), and its releases.
+PLACEMENT_SIZES = ((1 << 6) + 77, (1 << 12) + 77)
+PLACEMENT_RELEASES = 16
+#: … and a universe of text labels declared in no sorted order.
+PLACEMENT_LABELS = "labels:" + json.dumps([f"x{i * 37 % 141:03d}" for i in range(141)])
 #: The fewest units the size check's case allows (n), where the schema takes that many.
 SIZE_N = 1000
 #: The sampler the size check's case uses, where the releaser takes one (the fastest built-in).

@@ -588,18 +588,30 @@ class SetUnionProbe(Probe):
         return problems
 
     def _first_draw_problems(self, seed: int) -> list[str]:
-        data = _large_data(seed, self.selector.max_partitions)
-        sets = unit_sets(data)
-        if any(len(labels) > self.selector.max_partitions for _, labels in sets):
+        """The first round's keep draw against the declared model's, on :func:`_large_data` and
+        on it with every unit cut to its first 1, 2 and Δ₀ − 1 labels (where that is fewer than
+        Δ₀): what a unit gives its labels must not depend on the other units (the largest unit
+        present, say)."""
+        most = self.selector.max_partitions
+        full = _large_data(seed, most)
+        if any(len(labels) > most for _, labels in unit_sets(full)):
             raise NotSupported("the size check's units hold at most Δ₀ labels")
-        with recording() as transcript:
-            self.selector.select(data, SeededSource(seed))
-        keeps = [draw for draw, _ in transcript if isinstance(draw, Keeps)]
-        if not keeps:
-            return ["the release made no served keep draw"]
-        tail, thresholds = self.model.first_draw([labels for _, labels in sets])
-        if keeps[0].tail != tail or keeps[0].thresholds != thresholds:
-            return ["the first round's keep draw does not ask its declared noise and thresholds"]
+        cuts = sorted({1, 2, most - 1} & set(range(1, most)))
+        for cut in (None, *cuts):
+            data = full if cut is None else {u: labels[:cut] for u, labels in full.items()}
+            sets = unit_sets(data)
+            with recording() as transcript:
+                self.selector.select(data, SeededSource(seed))
+            keeps = [draw for draw, _ in transcript if isinstance(draw, Keeps)]
+            shown = "" if cut is None else f" (every unit cut to at most {cut} labels)"
+            if not keeps:
+                return [f"the release made no served keep draw{shown}"]
+            tail, thresholds = self.model.first_draw([labels for _, labels in sets])
+            if keeps[0].tail != tail or keeps[0].thresholds != thresholds:
+                return [
+                    f"the first round's keep draw does not ask its declared noise and "
+                    f"thresholds{shown}"
+                ]
         return []
 
 
