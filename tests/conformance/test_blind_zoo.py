@@ -25,6 +25,7 @@ from support import (
     blind_i,
     blind_j,
     blind_k,
+    blind_l,
 )
 
 ZOOS = (
@@ -39,9 +40,10 @@ ZOOS = (
     blind_i,
     blind_j,
     blind_k,
+    blind_l,
 )
 #: The zoos that keep honest variations, each with the contract most likely to refuse it.
-WITH_CONTROLS = (blind_e, blind_g, blind_h, blind_i, blind_j, blind_k)
+WITH_CONTROLS = (blind_e, blind_g, blind_h, blind_i, blind_j, blind_k, blind_l)
 REGISTRIES = {zoo: Registry.load([zoo], entry_points=False) for zoo in ZOOS}
 
 

@@ -23,6 +23,7 @@ from dpplug.conformance.settings import Settings
 from dpplug.conformance.structures.independent_answers import (
     LATER_ANSWERS,
     MIXED_BATCH,
+    PAIR_TOTAL,
     SESSION_TOTAL,
 )
 from dpplug.conformance.structures.noisy_coordinates import NoisyCoordinatesVerifier
@@ -108,11 +109,17 @@ def test_the_probe_draws_answers_in_grid_units_with_exact_laws_only_where_declar
     with pytest.raises(NotSupported, match="irrational"):
         probe.law(0)
     assert probe.inputs == (0, probe.releaser.n // 2, probe.releaser.n)  # both clamped ends
-    assert probe.law_inputs == (*probe.inputs, LATER_ANSWERS, MIXED_BATCH, SESSION_TOTAL)
+    batches = (MIXED_BATCH, PAIR_TOTAL)
+    assert probe.law_inputs == (*probe.inputs, LATER_ANSWERS, *batches, SESSION_TOTAL)
     later = probe.law_draw(LATER_ANSWERS, 7, dpplug.SeededSource(1))
     batch = probe.law_draw(MIXED_BATCH, 7, dpplug.SeededSource(1))
     assert len(batch) == 7 and batch.min() >= 0 and batch.max() <= probe.scale
     assert probe.tested_law(MIXED_BATCH) == probe.tested_law(probe.inputs[2])  # x₀'s, at the top
+    pairs = probe.law_draw(PAIR_TOTAL, 7, dpplug.SeededSource(1))
+    assert len(pairs) == 7 and pairs.min() >= 0 and pairs.max() <= 2 * probe.scale
+    total, width = probe.tested_law(PAIR_TOTAL)  # {x₀: 1} at the middle and a query at 0
+    assert 0 < width < 2**-100 and abs(sum(total.values()) - 1) == 0
+    assert max(total, key=total.prob) == probe.inputs[1] * probe.releaser.workload.grid
     assert len(later) == 7 and later.min() >= 0 and later.max() <= probe.scale
     assert probe.tested_law(LATER_ANSWERS) == probe.tested_law(probe.inputs[1])
     middle = probe.inputs[1]

@@ -1051,7 +1051,8 @@ class ReleaserProbe(Probe):
         """Over range universes of :data:`PLACEMENT_SIZES` labels and a universe of text labels
         in no sorted order (:data:`PLACEMENT_LABELS`), where the schema takes them (n at least
         :data:`SIZE_N`), data on labels spread across the universe (the
-        first four, 9 to 11, a third, the middle and the last two), each with its own count:
+        first four, 9 to 11, a third, the middle, the last two, and both sides of 2^6, 2^8,
+        2^10, 2^12 and 2^16, where chunked code starts a chunk), each with its own count:
         the largest error over those labels and the released ones must stay within the
         declared simultaneous a as often as its β says (a binomial test on
         :data:`PLACEMENT_RELEASES` releases), so a count attributed to another label (a layout
@@ -1079,9 +1080,11 @@ def _placement_of(releaser: HistogramReleaser, seed: int, alpha: float) -> list[
     """:meth:`ReleaserProbe._placement_problems` on one releaser."""
     universe, n = releaser.universe, releaser.n
     size = universe.size
-    spread = {0, 1, 2, 3, 9, 10, 11, size // 3, size // 2, size - 2, size - 1}
+    edges = {e + d for k in (6, 8, 10, 12, 16) for e in (1 << k,) for d in (-1, 0)}
+    spread = {0, 1, 2, 3, 9, 10, 11, size // 3, size // 2, size - 2, size - 1, *edges}
     labels = [universe.label(i) for i in sorted(i for i in spread if 0 <= i < size)]
-    data = {x: max(1, n // (4 * (j + 1))) for j, x in enumerate(labels)}
+    base = max(1, n // (2 * len(labels)))
+    data = {x: base + j for j, x in enumerate(labels)}
     everywhere = releaser.accuracy(BETAS[0]).simultaneous
     shown = _timed_releases(releaser, data, SeededSource(seed), PLACEMENT_RELEASES)
 
