@@ -890,8 +890,8 @@ class DPEngine(pipeline_dp.DPEngine):
         units = batches.group_by_key(backend, pairs, "Group by privacy unit")
         if cls.sequential:  # type: ignore[attr-defined]
             # A policy takes the units one after the other: all of them go to one worker.
-            together = backend.group_by_key(
-                backend.map(units, _under_one_key, "Units under one key"), "All units"
+            together = batches.group_by_key(
+                backend, backend.map(units, _under_one_key, "Units under one key"), "All units"
             )
             return backend.flat_map(
                 together, functools.partial(_select_all, make), "Sequential set union"
