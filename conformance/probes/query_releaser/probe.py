@@ -102,6 +102,10 @@ HASH_SEEDS = 256
 _LAW_FIELDS = frozenset({"sums", "_columns", "hash"})
 MANY_LABELS = 256
 #: The size case of the accuracy claims' stress test: n·W = 2^72, past every machine integer.
+#: The universe of the placement claim: past 2^12 labels, with a tail no power of two divides.
+PLACEMENT_UNIVERSE = (1 << 12) + 77
+#: … and its n, where the schema takes it (its counts then pass a typical bound).
+PLACEMENT_N = 1000
 STRESS_N = 1 << 40
 STRESS_GRID = 1 << 32
 #: The most answers the audit of whole releases asks per input and batch, and the fewest
@@ -350,7 +354,12 @@ class QueryReleaserProbe(Probe):
                 claims.append(
                     SampledClaim(f"{what} grid units", beta, trials, misses, MAX_RELEASE_TRIALS)
                 )
-        return claims + self._exact_claims() + self._stress_claims(settings)
+        return [
+            *claims,
+            *self._exact_claims(),
+            *self._stress_claims(settings),
+            *self._placement_claims(settings),
+        ]
 
     def _exact_claims(self) -> list[Claim]:
         """The declared bounds at every β of :data:`EXACT_BETAS`, one answer's and k answers',
@@ -391,6 +400,48 @@ class QueryReleaserProbe(Probe):
         what = f"n = {STRESS_N}, W = {STRESS_GRID}: the first query's error exceeds a={a}"
         misses = partial(stressed._misses, settings.seed, "first", a)
         covers = (("start", Dimension.SIZE), ("answer", Dimension.SIZE))
+        trials = self.sample_size(settings) // 4
+        return [SampledClaim(what, beta, trials, misses, MAX_RELEASE_TRIALS // 4, covers)]
+
+    def _placement_claims(self, settings: Settings) -> list[Claim]:
+        """The simultaneous bound at β = 1/20 over a universe of :data:`PLACEMENT_UNIVERSE`
+        labels, where the schema takes one: data on labels spread across it (the first, both
+        sides of 2^6, 2^8, 2^10 and 2^12, where chunked code starts a chunk, and the last), each
+        with its own count, and k queries cycling over those labels; so code keyed to where a
+        label sits in a large universe (a chunk, an index table) is read."""
+        universe = f"range:0:{PLACEMENT_UNIVERSE - 1}"
+        n = max(PLACEMENT_N, self.releaser.n)
+        found = self.variant({"universe": universe, "n": n}) or self.variant({"universe": universe})
+        if found is None:
+            return []
+        releaser = cast(QueryReleaserProbe, found).releaser
+        n, workload = releaser.n, releaser.workload
+        edges = {e + d for e in (1 << 6, 1 << 8, 1 << 10, 1 << 12) for d in (-1, 0)}
+        labels = sorted({0, *edges, PLACEMENT_UNIVERSE - 1})[:n]
+        base = max(1, n // (2 * len(labels)))
+        step = int(len(labels) * base + len(labels) * (len(labels) - 1) // 2 <= n)
+        data = {x: base + step * j for j, x in enumerate(labels)}
+        width = min(workload.sparsity, len(labels))
+        queries = [
+            {labels[(i * width + t) % len(labels)]: Fraction(1) for t in range(width)}
+            for i in range(workload.max_queries)
+        ]
+        truth = [true_answer(q, data, n) for q in queries]
+        scale, beta = n * workload.grid, BETAS[0]
+        a = releaser.accuracy(beta).simultaneous.a
+
+        def misses(trials: int) -> int:
+            source, count = SeededSource(settings.seed), 0
+            for _ in range(trials):
+                answers = releaser.start(data, source).answers(queries)
+                count += max(abs(x - t) * scale for x, t in zip(answers, truth, strict=True)) > a
+            return count
+
+        what = (
+            f"over range:0:{PLACEMENT_UNIVERSE - 1}, data on the labels {labels}: the largest "
+            f"error of {len(queries)} queries on them exceeds a={a} grid units"
+        )
+        covers = (("start", Dimension.SIZE), ("answers", Dimension.SIZE))
         trials = self.sample_size(settings) // 4
         return [SampledClaim(what, beta, trials, misses, MAX_RELEASE_TRIALS // 4, covers)]
 
