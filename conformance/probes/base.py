@@ -42,11 +42,15 @@ BETAS = (Fraction(1, 20), Fraction(1, 1000))
 #: exactly is checked: :data:`BETAS` first, then a grid from 1/2 to 10⁻⁶, so a bound overclaimed
 #: only between two sampled βs is found, and βs past what floats hold (below 2⁻⁵³, the smallest
 #: normal double and the smallest subnormal one), where a bound computed in floating point rounds
-#: β or its tail away.
+#: β or its tail away, and βs of many significant digits that short decimals round up (0.0149,
+#: 9/700 and 2^-10), where a bound computed at a rounded β claims too much.
 EXACT_BETAS = (
     *BETAS,
     *(Fraction(1, d) for d in (2, 5, 10, 50, 100, 200, 500, 10**4, 10**5, 10**6)),
     *(Fraction(1, 10**e) for e in (18, 40, 320, 400)),
+    Fraction(149, 10**4),
+    Fraction(9, 700),
+    Fraction(1, 1 << 10),
 )
 
 NOT_REPRODUCIBLE = (

@@ -1236,8 +1236,12 @@ def _structure_problems(releaser: HistogramReleaser, release: Any) -> list[str]:
     size = releaser.universe.size
     if isinstance(release, DenseHistogram):
         counts = release.counts
-        if not isinstance(counts, np.ndarray) or counts.dtype.kind not in "iu":
-            return ["a dense histogram's counts must be an integer array"]
+        if not isinstance(counts, np.ndarray) or counts.dtype != np.int64:
+            shown = getattr(counts, "dtype", type(counts).__name__)
+            return [
+                f"a dense histogram's counts are {shown}, not an int64 array: their type must "
+                "not depend on the data (a narrower one tells that every count fits it)"
+            ]
         return [] if counts.shape == (size,) else [f"dense counts of shape {counts.shape}"]
     if isinstance(release, SparseHistogram):
         indices = list(release.indices)

@@ -642,7 +642,39 @@ class QueryReleaserProbe(Probe):
                 f"sessions shared by {THREADS} threads answer at most k queries in all",
                 lambda s: self._shared_session_problems(s.seed),
             ),
+            Check(
+                (("answers", Dimension.STATE), ("answer", Dimension.STATE)),
+                "hygiene",
+                Status.CHECKED,
+                "repeated queries count against k: a batch of k + 1 copies of one query is "
+                "refused, and after a batch of k copies so is one more answer",
+                lambda s: self._repeated_problems(s.seed),
+            ),
         ]
+
+    def _repeated_problems(self, seed: int) -> list[str]:
+        """An interactive session counts every answer it gives against k, a repeated query's
+        too (each answer has its own noise): ``answers`` of k + 1 copies of one query must be
+        refused (NotSupported) and, after ``answers`` of k copies, one more ``answer`` too."""
+        if not self.releaser.interactive:
+            return []
+        k = self.releaser.workload.max_queries
+        query = workload_queries(self.releaser, seed)[0]
+        data = self._datasets()["one label"]
+        session = self.releaser.start(data, SeededSource(seed))
+        try:
+            given = session.answers([query] * (k + 1))
+        except NotSupported:
+            pass
+        else:
+            return [f"answers() of {k + 1} copies of one query gave {len(given)} answers, k = {k}"]
+        session = self.releaser.start(data, SeededSource(seed))
+        session.answers([query] * k)
+        try:
+            session.answer(query)
+        except NotSupported:
+            return []
+        return [f"after answers() of {k} copies of one query, another answer was given (k = {k})"]
 
     def _shared_session_problems(self, seed: int) -> list[str]:
         """An interactive releaser's sessions keep their k-answer bound under threads

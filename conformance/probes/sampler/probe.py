@@ -555,6 +555,14 @@ class SamplerProbe(Probe):
                 lambda s: _element_problems(self, s.seed),
             ),
             Check(
+                (("sample", Dimension.SIZE), ("sample", Dimension.BATCH)),
+                "accuracy",
+                Status.SAMPLED,
+                f"calls of {BOUNDARY_CALL} copies of one count at and below 2^15, 2^16, 2^31, "
+                "2^32, 2^53 and 2^62, each output within the declared a at β ≤ 10⁻¹⁸",
+                lambda s: self._boundary_problems(s.seed),
+            ),
+            Check(
                 (("noise_std", Dimension.NUMBERS),),
                 "accuracy",
                 Status.EXACT,
@@ -618,6 +626,35 @@ class SamplerProbe(Probe):
                     f"noise_std({count}) = {declared:.9g}, but the declared law's standard "
                     f"deviation is {true:.9g} (PipelineDP reports noise_std as the noise's)"
                 ]
+        return []
+
+    def _boundary_problems(self, seed: int) -> list[str]:
+        """Calls of :data:`BOUNDARY_CALL` copies of one count, at and just below each power of
+        two where narrow integer code changes type (2^15, 2^16, 2^31, 2^32, 2^53 and 2^62, also
+        negated where the counts may be), one count per call, so no larger count in the call
+        moves the code to a wide path; on this case and at n up the size ladder. Every output
+        must be within the declared a at the largest β ≤ 10⁻¹⁸ the sampler accepts (a correct
+        sampler fails with probability at most 12·:data:`BOUNDARY_CALL`·β per case)."""
+        for sampler in (self.sampler, *self._large_samplers):
+            low, high = sampler.count_bounds
+            accepted = [b for b in SIZE_BETAS if b <= BOUNDARY_BETA]
+            found = [(b, a) for b in accepted if (a := _declared_a(sampler, b)) is not None]
+            if not found:
+                continue
+            beta, a = max(found)
+            edges = {c for k in BOUNDARY_BITS for c in ((1 << k) - 1, 1 << k)}
+            counts = sorted(c for c in edges | {-c for c in edges} if low <= c <= high)
+            for count in counts:
+                out = sampler.sample(
+                    np.full(BOUNDARY_CALL, count, dtype=np.int64), SeededSource(seed)
+                )
+                worst = max(abs(int(o) - count) for o in np.asarray(out).tolist())
+                if worst > a:
+                    shown = "" if sampler is self.sampler else f"at n = {sampler.n}, "
+                    return [
+                        f"{shown}a call of {BOUNDARY_CALL} copies of the count {count} gave an "
+                        f"output {worst} away, past the declared a = {a} at β = {beta}"
+                    ]
         return []
 
     def _huge_count_problems(self) -> list[str]:
@@ -714,6 +751,10 @@ def _declared_a(sampler: CountingQuerySampler, beta: Any) -> int | None:
         return None
 
 
+#: The boundary check: its call's size, the largest β it reads a at, and the powers of two.
+BOUNDARY_CALL = 1024
+BOUNDARY_BETA = Fraction(1, 10**18)
+BOUNDARY_BITS = (15, 16, 31, 32, 53, 62)
 #: The call whose last element is explored when the sampler keeps the kind's batch path.
 KIND_PATH_CALL = 1031
 #: The βs the declared accuracy is checked at on the size ladder: the exact grid and every
