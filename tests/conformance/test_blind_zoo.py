@@ -26,6 +26,7 @@ from support import (
     blind_j,
     blind_k,
     blind_l,
+    blind_m,
 )
 
 ZOOS = (
@@ -41,9 +42,10 @@ ZOOS = (
     blind_j,
     blind_k,
     blind_l,
+    blind_m,
 )
 #: The zoos that keep honest variations, each with the contract most likely to refuse it.
-WITH_CONTROLS = (blind_e, blind_g, blind_h, blind_i, blind_j, blind_k, blind_l)
+WITH_CONTROLS = (blind_e, blind_g, blind_h, blind_i, blind_j, blind_k, blind_l, blind_m)
 REGISTRIES = {zoo: Registry.load([zoo], entry_points=False) for zoo in ZOOS}
 
 
