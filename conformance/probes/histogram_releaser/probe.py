@@ -247,6 +247,81 @@ def _one_among_many(where: str, releaser: HistogramReleaser, seed: int) -> list[
     return problems[:1]
 
 
+def _crossing(releaser: HistogramReleaser, count: int, seed: int) -> list[str]:
+    """:meth:`ReleaserProbe._crossing_problems` at one count: {x₀: count − 1} against
+    {x₀: count}, x₀'s released count over the most likely outcomes of its noise (mass at least
+    1 − :data:`CROSSING_TAIL`), the others' noise fixed, as a lower bound on the divergence."""
+    x = releaser.universe.label(0)
+    below, at_count = {x: count - 1}, {x: count}
+    first, second = _first_noise(releaser, below), _first_noise(releaser, at_count)
+    if len(first.counts) != len(second.counts) or first.sampler is not second.sampler:
+        raise NotSupported("its noise requests differ in shape between the two counts")
+    moved = [i for i, (a, b) in enumerate(zip(first.counts, second.counts, strict=True)) if a != b]
+    if len(moved) != 1:
+        raise NotSupported("its noise of x₀ could not be told from the other labels'")
+    i = moved[0]
+    others = [c for j, c in enumerate(first.counts) if j != i]
+    fixed = tuple(first.sampler.sample(others, SeededSource(seed)).tolist())
+    laws = []
+    for data, request in ((below, first), (at_count, second)):
+        likely, mass = _likely(request.sampler, int(request.counts[i]))
+        laws.append((_count_law(releaser, data, x, _served(fixed, i, likely)), 1 - mass))
+    (p, p_out), (q, q_out) = laws
+    e, delta = releaser.guarantee.exp_epsilon, releaser.guarantee.delta
+    worst = max(
+        sum((max(mpq(0), w - e * (b.get(z, 0) + out)) for z, w in a.items()), mpq(0))
+        for a, b, out in ((p, q, q_out), (q, p, p_out))
+    )
+    if worst <= delta:
+        return []
+    return [
+        f"{x!r} at count {count - 1} and at {count} (n = {releaser.n}): its released count has "
+        f"divergence at least {float(worst):.4g} > δ = {float(delta):.4g} at e^ε = {float(e):.6g}"
+    ]
+
+
+def _likely(sampler: Any, count: int) -> tuple[Pmf, Any]:
+    """Outcomes of a bounded sampler's law at *count* holding at least 1 − :data:`CROSSING_TAIL`
+    of its mass (each with its exact probability), and that mass: the law's most likely ones,
+    or, where the whole law is too large to hold, outcomes outward from the count, each from
+    the scaled CDF (F(c, z) − F(c, z − 1))/d."""
+    try:
+        pmf = sampler.pmf(count)
+    except NotSupported:
+        return _likely_near(sampler, count)
+    if not pmf.bounded:
+        raise NotSupported("its noise is unbounded: one label's law has infinitely many outcomes")
+    kept: dict[int, Any] = {}
+    mass = mpq(0)
+    for z in sorted(pmf, key=lambda z: -pmf[z]):
+        if mass >= 1 - CROSSING_TAIL:
+            break
+        kept[z] = pmf[z]
+        mass += pmf[z]
+    return Pmf(kept), mass
+
+
+def _likely_near(sampler: Any, count: int) -> tuple[Pmf, Any]:
+    """:func:`_likely` from the scaled CDF, outward from *count* to both sides in turn."""
+    d, n = getattr(sampler, "d", None), getattr(sampler, "n", None)
+    if d is None or n is None:
+        raise NotSupported("its noise law is neither small enough to hold nor a scaled CDF")
+
+    def probability(z: int) -> Any:
+        low = sampler.scaled_cdf(z - 1, count) if z > 0 else 0
+        return mpq(sampler.scaled_cdf(z, count) - low, d)
+
+    kept = {count: probability(count)}
+    mass, step = kept[count], 1
+    while mass < 1 - CROSSING_TAIL and (count - step >= 0 or count + step <= n):
+        for z in (count - step, count + step):
+            if 0 <= z <= n:
+                kept[z] = probability(z)
+                mass += kept[z]
+        step += 1
+    return Pmf(kept), mass
+
+
 def _served(fixed: tuple[int, ...], at: int, law: Pmf) -> list[tuple[Any, Any]]:
     """The noise outcomes with the others' noise *fixed* and every outcome of *law* at *at*,
     each with its probability."""
@@ -733,6 +808,14 @@ class ReleaserProbe(Probe):
                 lambda s: self._many_labels_problems(s.seed),
             ),
             Check(
+                (("release", Dimension.SIZE), ("release", Dimension.NUMBERS)),
+                "exact-privacy",
+                Status.EXACT,
+                f"a count crossing 2^8 and 2^16 at n = {CROSSING_N}, its released count over its "
+                "noise's likely outcomes (a lower bound on the divergence)",
+                lambda s: self._crossing_problems(s.seed),
+            ),
+            Check(
                 (("release", Dimension.RELATIONS),),
                 "exact-privacy",
                 Status.EXACT,
@@ -846,6 +929,20 @@ class ReleaserProbe(Probe):
         raise NotSupported(
             f"no n up the size ladder takes {MANY_LABELS} labels of 2 rows and one more row"
         )
+
+    def _crossing_problems(self, seed: int) -> list[str]:
+        """Exact privacy, as a lower bound, of one label whose count crosses a power of two
+        (2^8 and 2^16: code splitting counts into bytes or limbs) on a case with n past 2^16
+        where the schema takes it, over a universe of 3 labels: x₀'s released count at count
+        − 1 and at count, over its noise's most likely outcomes with the others' fixed, where
+        the release's first served draw is its noise (:func:`_crossing`)."""
+        releaser = self._with_universe("range:0:2", CROSSING_N, FAST_SAMPLER)
+        if releaser is None or not isinstance(releaser.exact_structure(), ServedDraws):
+            raise NotSupported(f"no case over 3 labels with n = {CROSSING_N} and served draws")
+        for count in CROSSING_COUNTS:
+            if problems := _crossing(releaser, count, seed):
+                return problems
+        return []
 
     def _spread_problems(self) -> list[str]:
         """Exact privacy between datasets of one row on each of the first j labels, j up to
@@ -1176,6 +1273,10 @@ WIDE = ("range:0:127", "bytes:8")
 #: Range universes the many-labels check also runs on, where the schema takes them: past 2^12
 #: and 2^16 labels, where dense code tends to change paths.
 MANY_UNIVERSES = ((1 << 12) + 77, (1 << 16) + 77)
+#: The crossing check: its n, the counts it crosses, and the mass it leaves unexplored.
+CROSSING_N = (1 << 16) + 77
+CROSSING_COUNTS = (1 << 8, 1 << 16)
+CROSSING_TAIL = mpq(1, 1 << 40)
 #: Empty labels at each end of the size check's universe compared across releases.
 REPEAT_BLOCK = 64
 #: Labels of the universe of the size check (past 2^20, with a tail no power of two divides).

@@ -1,14 +1,13 @@
 """Broken plugins a thirteenth red team wrote blind to the conformance suite's code against
 6a75858 (25 flaws over six kinds, each confirmed by an independent exact or rigorous
-computation; 20 were caught on first contact). Four of the five it missed are kept in
-:data:`ZOO` with the contract that must fail and words its diagnosis must contain
-(test_blind_zoo.py): a sampler whose accuracy rounds β to two digits (the exact grid held only
-short βs), one noising all-int32 batches in int32 (the large call always held a count past
-2^31), a histogram whose counts are uint8 when the data's largest count fits (no check read the
-dtype), and a session counting a batch's repeated queries once (no batch repeated a query past
-k). The fifth, noise on the low 16 bits of counts past n = 2^16, is not caught yet (no check
-crosses a multiple of 2^16 with a count). :data:`CONTROLS` are honest variations that must pass.
-Each class docstring states its flaw."""
+computation; 20 were caught on first contact). The five it missed are kept in :data:`ZOO` with
+the contract that must fail and words its diagnosis must contain (test_blind_zoo.py): a sampler
+whose accuracy rounds β to two digits (the exact grid held only short βs), one noising all-int32
+batches in int32 (the large call always held a count past 2^31), a histogram whose counts are
+uint8 when the data's largest count fits (no check read the dtype), one noising only the low 16
+bits of counts past n = 2^16 (no count crossed 2^16), and a session counting a batch's repeated
+queries once (no batch repeated a query past k). :data:`CONTROLS` are honest variations that
+must pass. Each class docstring states its flaw."""
 
 from __future__ import annotations
 
@@ -22,6 +21,7 @@ ZOO: dict[type[dpplug.Mechanism], tuple[str, str]] = {
     m.BetaTwoDigits: ("accuracy", "149/10000"),
     m.Int32Batches: ("accuracy", "copies of one count"),
     m.DtypeByMax: ("hygiene", "not an int64 array"),
+    m.Limbs: ("exact-privacy", "at count 65535 and at 65536"),
     m.DupesOnce: ("hygiene", "copies of one query"),
 }
 

@@ -18,6 +18,7 @@ from dpplug.kinds.query_releaser.queries import LabelCounts
 from dpplug.plugins.histograms.basic import BasicHistogramReleaser
 from dpplug.plugins.queries.independent import IndependentLaplace, IndependentSession
 from dpplug.plugins.samplers.discrete_laplace import DiscreteLaplace
+from dpplug.program import noise
 from dpplug.randomness import RandomSource
 
 
@@ -61,6 +62,33 @@ class DtypeByMax(BasicHistogramReleaser):
             narrow: Any = out.counts.astype(np.uint8)
             return DenseHistogram(out.universe, narrow, out.guarantee, out.accuracy, out.mechanism)
         return out
+
+
+class Limbs(BasicHistogramReleaser):
+    """FLAW: past n = 2^16, noise goes on the low 16 bits of a count only (hi + M(lo))."""
+
+    name = "rtm-basic-limbs"
+    LIMB = 1 << 16
+
+    def __init__(self, **params: object) -> None:
+        super().__init__(**params)
+        self.limb_sampler: Any = None
+        if self.n > self.LIMB:
+            self.limb_sampler = self.registry_in_use().create(
+                "geosample", n=self.LIMB, epsilon=self.params["epsilon"] / 2
+            )
+
+    def _release(self, counts: TrueCounts, source: RandomSource) -> DenseHistogram:
+        if self.limb_sampler is None:
+            return super()._release(counts, source)
+        size = self.universe.size
+        true = np.zeros(size, dtype=np.int64)
+        true[list(counts.indices)] = counts.counts
+        high = (true >> 16) << 16
+        noisy = np.minimum(high + noise(self.limb_sampler, true & 0xFFFF, source), self.n)
+        return DenseHistogram(
+            self.universe, noisy, self.guarantee, self.accuracy(self.params["beta"]), repr(self)
+        )
 
 
 class DupesOnceSession(IndependentSession):
