@@ -555,7 +555,7 @@ class SamplerProbe(Probe):
                 lambda s: _element_problems(self, s.seed),
             ),
             Check(
-                (("sample", Dimension.SIZE), ("sample", Dimension.BATCH)),
+                (("sample", Dimension.SIZE),),
                 "accuracy",
                 Status.SAMPLED,
                 f"calls of {BOUNDARY_CALL} copies of one count at and below 2^15, 2^16, 2^31, "
