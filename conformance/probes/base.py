@@ -53,6 +53,13 @@ EXACT_BETAS = (
     Fraction(1, 1 << 10),
 )
 
+
+def power_edges(bits: tuple[int, ...]) -> set[int]:
+    """2^k − 1 and 2^k for each k of *bits*: both sides of the powers of two where chunked or
+    narrow integer code changes path."""
+    return {c for k in bits for c in ((1 << k) - 1, 1 << k)}
+
+
 NOT_REPRODUCIBLE = (
     "the same seeded source gave different outputs: randomness comes from somewhere other than "
     "the RandomSource"

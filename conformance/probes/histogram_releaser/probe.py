@@ -48,6 +48,7 @@ from dpplug.conformance.probes.base import (
     SampledClaim,
     hostile_rows_and_mappings,
     large_label_calls,
+    power_edges,
     quantile_plot,
     strict_time_problems,
     universe_labels,
@@ -268,10 +269,7 @@ def _crossing(releaser: HistogramReleaser, count: int, seed: int) -> list[str]:
         laws.append((_count_law(releaser, data, x, _served(fixed, i, likely)), 1 - mass))
     (p, p_out), (q, q_out) = laws
     e, delta = releaser.guarantee.exp_epsilon, releaser.guarantee.delta
-    worst = max(
-        sum((max(mpq(0), w - e * (b.get(z, 0) + out)) for z, w in a.items()), mpq(0))
-        for a, b, out in ((p, q, q_out), (q, p, p_out))
-    )
+    worst = max(_divergence(p, q, e, q_out), _divergence(q, p, e, p_out))
     if worst <= delta:
         return []
     return [
@@ -374,9 +372,12 @@ def _count_law(
     return law
 
 
-def _divergence(p: dict[int, Any], q: dict[int, Any], exp_epsilon: Any) -> Any:
-    """Σ_z max(0, p(z) − e^ε·q(z)) of two finite laws."""
-    return sum((max(mpq(0), w - exp_epsilon * q.get(z, 0)) for z, w in p.items()), mpq(0))
+def _divergence(p: dict[int, Any], q: dict[int, Any], exp_epsilon: Any, unexplored: Any = 0) -> Any:
+    """Σ_z max(0, p(z) − e^ε·(q(z) + u)) of two finite laws, where q may miss mass *unexplored*
+    = u at any z (a lower bound on the divergence of p from the whole of q)."""
+    return sum(
+        (max(mpq(0), w - exp_epsilon * (q.get(z, 0) + unexplored)) for z, w in p.items()), mpq(0)
+    )
 
 
 def _label_misses(
@@ -1177,7 +1178,7 @@ def _placement_of(releaser: HistogramReleaser, seed: int, alpha: float) -> list[
     """:meth:`ReleaserProbe._placement_problems` on one releaser."""
     universe, n = releaser.universe, releaser.n
     size = universe.size
-    edges = {e + d for k in (6, 8, 10, 12, 16) for e in (1 << k,) for d in (-1, 0)}
+    edges = power_edges((6, 8, 10, 12, 16))
     spread = {0, 1, 2, 3, 9, 10, 11, size // 3, size // 2, size - 2, size - 1, *edges}
     labels = [universe.label(i) for i in sorted(i for i in spread if 0 <= i < size)]
     base = max(1, n // (2 * len(labels)))

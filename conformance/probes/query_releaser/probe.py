@@ -66,6 +66,7 @@ from dpplug.conformance.probes.base import (
     SampledClaim,
     hostile_rows_and_mappings,
     large_label_calls,
+    power_edges,
     quantile_plot,
 )
 from dpplug.conformance.probes.query_releaser.concurrency import (
@@ -416,8 +417,7 @@ class QueryReleaserProbe(Probe):
             return []
         releaser = cast(QueryReleaserProbe, found).releaser
         n, workload = releaser.n, releaser.workload
-        edges = {e + d for e in (1 << 6, 1 << 8, 1 << 10, 1 << 12) for d in (-1, 0)}
-        labels = sorted({0, *edges, PLACEMENT_UNIVERSE - 1})[:n]
+        labels = sorted({0, *power_edges((6, 8, 10, 12)), PLACEMENT_UNIVERSE - 1})[:n]
         base = max(1, n // (2 * len(labels)))
         step = int(len(labels) * base + len(labels) * (len(labels) - 1) // 2 <= n)
         data = {x: base + step * j for j, x in enumerate(labels)}

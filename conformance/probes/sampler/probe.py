@@ -57,6 +57,7 @@ from dpplug.conformance.probes.base import (
     count_inputs,
     count_space,
     large_counts,
+    power_edges,
     quantile_plot,
 )
 from dpplug.conformance.replay import (
@@ -642,7 +643,7 @@ class SamplerProbe(Probe):
             if not found:
                 continue
             beta, a = max(found)
-            edges = {c for k in BOUNDARY_BITS for c in ((1 << k) - 1, 1 << k)}
+            edges = power_edges(BOUNDARY_BITS)
             counts = sorted(c for c in edges | {-c for c in edges} if low <= c <= high)
             for count in counts:
                 out = sampler.sample(
